@@ -1,0 +1,10 @@
+"""Sharnir physics: articulated rigid bodies in maximal coordinates with Coulomb joint
+friction, solved by warm-started sequential impulses (papers 000/003 and 002).
+
+Imports numpy and numba only. `World` is the entry point.
+"""
+from .shape import Box, Capsule, Cylinder, Ellipsoid, Sphere, SHAPES
+from .world import Recording, SimulationError, World
+
+__all__ = ["World", "Recording", "SimulationError", "Box", "Sphere", "Capsule", "Cylinder",
+           "Ellipsoid", "SHAPES"]

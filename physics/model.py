@@ -1,0 +1,104 @@
+"""The flat arrays a world is made of: model (constants), state, scratch, settings.
+
+Names carry the entity (`body_`, `joint_`, `load_`); each comment gives the shape. Body 0 is
+the fixed world, as in MuJoCo: joints to the world name body 0 and nothing branches on it.
+Kernels take these named tuples of arrays, never objects.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .constraint import MAX_BLOCKS
+
+STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
+BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
+
+Model = namedtuple("Model", [
+    "body_kind",           # (nbody,) int64: STATIC, DYNAMIC, KINEMATIC
+    "body_inv_mass",       # (nbody,) 1/kg, 0 for static and kinematic bodies
+    "body_inertia",        # (nbody, 3) principal moments about the centre of mass, body frame
+    "body_inv_inertia",    # (nbody, 3) their inverses, 0 for static and kinematic bodies
+    "joint_type",          # (njoint,) int64: joint.REVOLUTE ...
+    "joint_body",          # (njoint, 2) int64: bodies A, B
+    "joint_local_anchor",  # (njoint, 2, 3) anchor offset from each body's centre, body frame
+    "joint_local_frame",   # (njoint, 2, 4) joint frame in each body frame (x = joint axis)
+    "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
+    "joint_limit",         # (njoint, 2) lower, upper (rad or m)
+    "joint_has_limit",     # (njoint,) bool
+    "load_body",           # (nload,) int64
+    "load_force",          # (nload, 3) N, world frame, at the centre of mass
+    "load_torque",         # (nload, 3) N m, world frame
+    "load_window",         # (nload, 2) start <= t < end, s
+])
+
+State = namedtuple("State", [
+    "time",                  # (1,) s
+    "step_count",            # (1,) int64
+    "body_pos",              # (nbody, 3) centre of mass, world
+    "body_quat",             # (nbody, 4) w, x, y, z
+    "body_vel",              # (nbody, 3) m/s
+    "body_angvel",           # (nbody, 3) rad/s, world
+    "body_angmom",           # (nbody, 3) angular momentum about the centre, world (dynamic bodies)
+    "body_force",            # (nbody, 3) user force, persists until changed (drag, API)
+    "body_torque",           # (nbody, 3) user torque
+    "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
+    "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
+    "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
+    "joint_friction_force",  # (njoint,) friction torque/force = p_fr / dt; spherical: its norm
+    "joint_friction_vec",    # (njoint, 3) friction torque or force on body B, world
+    "joint_sliding",         # (njoint,) bool: friction at its limit (dynamic friction)
+    "solver_stats",          # (4,) iterations, final residual max|dp|, solve seconds,
+                             #      1 + index of the first body found non-finite (0: none)
+])
+
+Work = namedtuple("Work", [
+    "body_rot",              # (nbody, 3, 3) rotation at the start of the step
+    "body_inv_inertia_world",  # (nbody, 3, 3)
+    "body_force_acc",        # (nbody, 3)
+    "body_torque_acc",       # (nbody, 3)
+    "joint_J",               # (njoint, MAX_BLOCKS, 3, 12)
+    "joint_C",               # (njoint, MAX_BLOCKS, 3)
+    "joint_kinv",            # (njoint, MAX_BLOCKS, 3, 3)
+    "joint_bias",            # (njoint, MAX_BLOCKS, 3)
+    "joint_rows",            # (njoint, MAX_BLOCKS) int64 rows active this step
+    "joint_clamped",         # (njoint, MAX_BLOCKS) bool
+    "k3",                    # (3, 3) scratch
+    "kinv3",                 # (3, 3) scratch
+    "zero3",                 # (3, 3) zeros: the inverse inertia of a translation-only correction
+])
+
+Settings = namedtuple("Settings", [
+    "dt",                    # s
+    "gravity",               # 3-tuple, m/s^2
+    "iterations",            # velocity iterations (max)
+    "position_iterations",
+    "tolerance",             # stop when every |dp| <= tolerance (N s)
+    "budget_s",              # wall-clock budget for the velocity iterations, 0 = off
+    "warm_start",            # bool
+])
+
+
+def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start):
+    """Settings with the exact scalar types the kernels are compiled for."""
+    g = tuple(float(x) for x in gravity)
+    return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
+                    float(tolerance), float(budget_ms) * 1e-3, bool(warm_start))
+
+
+def make_state(nbody, njoint):
+    f = np.zeros
+    quat = f((nbody, 4))
+    quat[:, 0] = 1.0
+    return State(f(1), np.zeros(1, np.int64), f((nbody, 3)), quat, f((nbody, 3)), f((nbody, 3)),
+                 f((nbody, 3)), f((nbody, 3)), f((nbody, 3)), f((njoint, MAX_BLOCKS, 3)),
+                 f(njoint), f(njoint), f(njoint), f((njoint, 3)), np.zeros(njoint, np.bool_),
+                 f(4))
+
+
+def make_work(nbody, njoint):
+    f = np.zeros
+    return Work(f((nbody, 3, 3)), f((nbody, 3, 3)), f((nbody, 3)), f((nbody, 3)),
+                f((njoint, MAX_BLOCKS, 3, 12)), f((njoint, MAX_BLOCKS, 3)),
+                f((njoint, MAX_BLOCKS, 3, 3)), f((njoint, MAX_BLOCKS, 3)),
+                np.zeros((njoint, MAX_BLOCKS), np.int64), np.zeros((njoint, MAX_BLOCKS), np.bool_),
+                f((3, 3)), f((3, 3)), f((3, 3)))

@@ -1,0 +1,32 @@
+"""Spherical (ball) joint: three rotational degrees of freedom about the anchor.
+
+Symbols as in lock.py.
+    slot 0  point lock (3 rows)
+    slot 4  friction (3 rows): row i: J = [0, -e_i, 0, e_i], Cdot = wB - wA;
+            K = IA^-1 + IB^-1 (paper 000), the accumulated 3-vector p is clamped jointly onto the
+            ball ||p|| <= tau_max dt (eq. 16), never row by row.
+    angle   the rotation angle of q_rel = conj(qfA) qfB, in [0, pi] (reported, no limit rows)
+"""
+import math
+
+from numba import njit
+
+from .constraint import SLOT_EQ0, SLOT_FRICTION, set_row
+from .lock import point_lock
+from .math3 import neg, quat_conj_mul
+
+_JIT = dict(nogil=True, cache=True, inline="always")
+_ZERO = (0.0, 0.0, 0.0)
+_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
+@njit(**_JIT)
+def spherical_rows(J, C, xa, xb, ra, rb, qfa, qfb):
+    """Fill the spherical blocks; returns the relative rotation angle."""
+    point_lock(J, C, SLOT_EQ0, xa, xb, ra, rb)
+    for i in range(3):
+        e = _AXES[i]
+        set_row(J, SLOT_FRICTION, i, _ZERO, neg(e), _ZERO, e)
+    rel = quat_conj_mul(qfa, qfb)
+    s = math.sqrt(rel[1] * rel[1] + rel[2] * rel[2] + rel[3] * rel[3])
+    return 2.0 * math.atan2(s, abs(rel[0]))

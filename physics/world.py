@@ -1,0 +1,522 @@
+"""World: build bodies, joints and loads in Python, then step them with one nogil kernel call.
+
+Conventions: SI units, z is up, quaternions (w, x, y, z), angles in radians. Body 0 is the
+fixed world ("world"). Joint anchors and axes are given in world coordinates at the pose the
+bodies have when the joint is added; joint coordinates are zero there.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import cache
+
+cache.configure()
+
+from .constraint import MAX_BLOCKS  # noqa: E402  (kernels import after the cache is set)
+from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
+from .model import (BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state,  # noqa: E402
+                    make_work)
+from .solver import step_many  # noqa: E402
+
+
+class SimulationError(RuntimeError):
+    """The state went non-finite (NaN or inf); the message names the body and the time."""
+
+
+def _vec(name, value, n=3):
+    a = np.asarray(value, dtype=float).reshape(-1)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have {n} numbers (got {len(a)})")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} has a NaN or infinite value: {a.tolist()}")
+    return a
+
+
+def _quat_mul(a, b):
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _quat_conj(q):
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+def quat_to_matrix(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def frame_from_axis(axis):
+    """A unit quaternion whose rotation takes the x axis onto `axis` (the shortest turn)."""
+    n = axis / np.linalg.norm(axis)
+    c = n[0]
+    if c < -1.0 + 1e-12:
+        return np.array([0.0, 0.0, 0.0, 1.0])
+    q = np.array([1.0 + c, 0.0, -n[2], n[1]])
+    return q / np.linalg.norm(q)
+
+
+@dataclass
+class _Body:
+    name: str
+    kind: int
+    mass: float
+    inertia: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    angvel: np.ndarray
+    shape: object = None
+
+
+@dataclass
+class _Joint:
+    name: str
+    type: int
+    bodies: tuple
+    local_anchor: np.ndarray
+    local_frame: np.ndarray
+    friction: float
+    limits: tuple | None
+
+
+@dataclass
+class _Load:
+    body: int
+    force: np.ndarray
+    torque: np.ndarray
+    window: tuple
+
+
+@dataclass
+class Recording:
+    """Per-step series from World.run: joint columns are coordinate, velocity, friction, sliding."""
+    t: np.ndarray            # (steps,)
+    joint: np.ndarray        # (steps, njoint, 4)
+    stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
+    body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
+    body_quat: np.ndarray    # (steps, nbody, 4)
+    wall_s: float = 0.0      # wall-clock seconds spent stepping
+    extra: dict = field(default_factory=dict)
+
+
+class World:
+    def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=20,
+                 position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True):
+        self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
+                              np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
+        self._joints = []
+        self._loads = []
+        self._model = self._state = self._work = None
+        self._settings = None
+        self._config = {}
+        self.configure(dt=dt, gravity=gravity, iterations=iterations,
+                       position_iterations=position_iterations, tolerance=tolerance,
+                       budget_ms=budget_ms, warm_start=warm_start)
+        self.source = None
+
+    # ---- settings -------------------------------------------------------------------------
+    def configure(self, **changes):
+        """Change solver or world settings (dt, gravity, iterations, position_iterations,
+        tolerance, budget_ms, warm_start); takes effect at the next step. Raises ValueError
+        naming the setting if a value is out of range; nothing changes then."""
+        cfg = dict(self._config)
+        for key, value in changes.items():
+            if key == "gravity":
+                cfg[key] = tuple(_vec("gravity", value))
+            elif key == "dt":
+                v = float(value)
+                if not (math.isfinite(v) and 0.0 < v <= 0.1):
+                    raise ValueError(f"dt must be in (0, 0.1] s (got {value})")
+                cfg[key] = v
+            elif key in ("iterations", "position_iterations"):
+                lo = 1 if key == "iterations" else 0
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(f"{key} must be a whole number (got {value})")
+                v = int(value)
+                if not lo <= v <= 100000:
+                    raise ValueError(f"{key} must be in [{lo}, 100000] (got {value})")
+                cfg[key] = v
+            elif key in ("tolerance", "budget_ms"):
+                v = float(value)
+                if not (math.isfinite(v) and v >= 0.0):
+                    raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
+                cfg[key] = v
+            elif key == "warm_start":
+                cfg[key] = bool(value)
+            else:
+                raise ValueError(f"unknown setting {key!r}")
+        self._config = cfg
+        self._settings = make_settings(**cfg)
+
+    @property
+    def settings(self):
+        return dict(self._config)
+
+    @property
+    def dt(self):
+        return self._config["dt"]
+
+    # ---- building ---------------------------------------------------------------------------
+    def add_body(self, name, shape=None, *, mass=None, density=None, inertia=None,
+                 pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0),
+                 angvel=(0.0, 0.0, 0.0), kind="dynamic"):
+        """Add a rigid body; returns its index. Mass properties come from `inertia` (principal
+        moments about the centre of mass, body frame) if given, else from the shape with
+        `mass` or `density` (default 1000 kg/m^3)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("a body needs a non-empty name")
+        if name in self.body_names:
+            raise ValueError(f"body {name!r}: the name is taken")
+        if kind not in BODY_KINDS:
+            raise ValueError(f"body {name!r}: kind must be one of {sorted(BODY_KINDS)} (got {kind!r})")
+        k = BODY_KINDS[kind]
+        pos, vel, angvel = _vec("pos", pos), _vec("vel", vel), _vec("angvel", angvel)
+        q = _vec("quat", quat, 4)
+        qn = np.linalg.norm(q)
+        if qn < 1e-9:
+            raise ValueError(f"body {name!r}: quat must not be zero")
+        q = q / qn
+        if k == STATIC and (np.any(vel) or np.any(angvel)):
+            raise ValueError(f"body {name!r}: a static body cannot move; make it kinematic")
+        m, I = 0.0, np.zeros(3)
+        if k == DYNAMIC or mass is not None or density is not None:
+            if mass is not None and density is not None:
+                raise ValueError(f"body {name!r}: give mass or density, not both")
+            if mass is not None:
+                m = float(mass)
+                if not (math.isfinite(m) and m > 0):
+                    raise ValueError(f"body {name!r}: mass must be positive (got {mass})")
+            elif shape is not None:
+                rho = 1000.0 if density is None else float(density)
+                if not (math.isfinite(rho) and rho > 0):
+                    raise ValueError(f"body {name!r}: density must be positive (got {density})")
+                m = rho * shape.volume()
+            elif k == DYNAMIC:
+                raise ValueError(f"body {name!r}: a dynamic body without a shape needs a mass")
+            if inertia is not None:
+                I = _vec("inertia", inertia)
+                if not np.all(I > 0):
+                    raise ValueError(f"body {name!r}: inertia must be positive (got {I.tolist()})")
+            elif shape is not None:
+                I = m * shape.unit_inertia()
+            elif k == DYNAMIC:
+                raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
+        self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape))
+        self._invalidate()
+        return len(self._bodies) - 1
+
+    def add_joint(self, name, type, body_a, body_b, *, anchor=(0.0, 0.0, 0.0),
+                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None):
+        """Join two bodies; anchor and axis in world coordinates at the bodies' current poses.
+        friction: Coulomb limit, N m (revolute, spherical) or N (prismatic).
+        limits: (lower, upper) in rad (revolute) or m (prismatic)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("a joint needs a non-empty name")
+        if name in self.joint_names:
+            raise ValueError(f"joint {name!r}: the name is taken")
+        if type not in JOINT_TYPES:
+            raise ValueError(f"joint {name!r}: type must be one of {sorted(JOINT_TYPES)} (got {type!r})")
+        jt = JOINT_TYPES[type]
+        a, b = self._body_index(body_a, f"joint {name!r}"), self._body_index(body_b, f"joint {name!r}")
+        if a == b:
+            raise ValueError(f"joint {name!r}: a joint cannot join body "
+                             f"{self._bodies[a].name!r} to itself")
+        if self._bodies[a].kind == DYNAMIC or self._bodies[b].kind == DYNAMIC:
+            pass
+        else:
+            raise ValueError(f"joint {name!r}: at least one of its bodies must be dynamic")
+        p = _vec("anchor", anchor)
+        n = _vec("axis", axis)
+        if np.linalg.norm(n) < 1e-12:
+            raise ValueError(f"joint {name!r}: axis must not be zero")
+        friction = float(friction)
+        if not (math.isfinite(friction) and friction >= 0):
+            raise ValueError(f"joint {name!r}: friction must be >= 0 (got {friction})")
+        if friction > 0 and not HAS_FRICTION[jt]:
+            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
+        if limits is not None:
+            if not HAS_LIMITS[jt]:
+                raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
+            lo, hi = (float(x) for x in limits)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"joint {name!r}: limits need lower < upper (got {list(limits)})")
+            limits = (lo, hi)
+        frame = frame_from_axis(n)
+        anchors, frames = np.zeros((2, 3)), np.zeros((2, 4))
+        for side, i in enumerate((a, b)):
+            body = self._current_body_pose(i)
+            R = quat_to_matrix(body[1])
+            anchors[side] = R.T @ (p - body[0])
+            frames[side] = _quat_mul(_quat_conj(body[1]), frame)
+        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits))
+        self._invalidate()
+        return len(self._joints) - 1
+
+    def add_load(self, body, *, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0), start=0.0,
+                 end=math.inf):
+        """A timed external load: force (N, at the centre of mass) and torque (N m), world
+        frame, acting while start <= t < end."""
+        i = self._body_index(body, "load")
+        if self._bodies[i].kind != DYNAMIC:
+            raise ValueError(f"load: body {self._bodies[i].name!r} is not dynamic")
+        start, end = float(start), float(end)
+        if not (math.isfinite(start) and start >= 0 and end > start):
+            raise ValueError(f"load: need 0 <= start < end (got start={start}, end={end})")
+        self._loads.append(_Load(i, _vec("force", force), _vec("torque", torque), (start, end)))
+        self._invalidate()
+        return len(self._loads) - 1
+
+    def _body_index(self, ref, where):
+        if isinstance(ref, (int, np.integer)):
+            if 0 <= ref < len(self._bodies):
+                return int(ref)
+            raise ValueError(f"{where}: no body with index {ref}")
+        for i, b in enumerate(self._bodies):
+            if b.name == ref:
+                return i
+        raise ValueError(f"{where}: unknown body {ref!r} (bodies are: {', '.join(self.body_names)})")
+
+    def _joint_index(self, ref):
+        if isinstance(ref, (int, np.integer)):
+            if 0 <= ref < len(self._joints):
+                return int(ref)
+            raise ValueError(f"no joint with index {ref}")
+        for i, j in enumerate(self._joints):
+            if j.name == ref:
+                return i
+        raise ValueError(f"unknown joint {ref!r} (joints are: {', '.join(self.joint_names)})")
+
+    def _current_body_pose(self, i):
+        if self._state is not None and i < self._state.body_pos.shape[0]:
+            return self._state.body_pos[i].copy(), self._state.body_quat[i].copy()
+        b = self._bodies[i]
+        return b.pos, b.quat
+
+    def _invalidate(self):
+        if self._state is not None:
+            self._capture_state()
+        self._model = None
+
+    def _capture_state(self):
+        """Copy the running state back into the specs so a rebuild continues from it."""
+        s = self._state
+        for i in range(s.body_pos.shape[0]):
+            b = self._bodies[i]
+            b.pos, b.quat = s.body_pos[i].copy(), s.body_quat[i].copy()
+            b.vel, b.angvel = s.body_vel[i].copy(), s.body_angvel[i].copy()
+        self._carry = s
+
+    def _build(self):
+        nb, nj, nl = len(self._bodies), len(self._joints), len(self._loads)
+        bodies = self._bodies
+        kind = np.array([b.kind for b in bodies], np.int64)
+        mass = np.array([b.mass for b in bodies])
+        inertia = np.array([b.inertia for b in bodies]).reshape(nb, 3)
+        dyn = kind == DYNAMIC
+        inv_mass = np.where(dyn, 1.0 / np.where(dyn, mass, 1.0), 0.0)
+        inv_inertia = np.where(dyn[:, None], 1.0 / np.where(dyn[:, None], inertia, 1.0), 0.0)
+        J = self._joints
+        limit = np.array([j.limits if j.limits else (0.0, 0.0) for j in J]).reshape(nj, 2)
+        self._model = Model(
+            body_kind=kind, body_inv_mass=inv_mass, body_inertia=inertia,
+            body_inv_inertia=inv_inertia,
+            joint_type=np.array([j.type for j in J], np.int64).reshape(nj),
+            joint_body=np.array([j.bodies for j in J], np.int64).reshape(nj, 2),
+            joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
+            joint_local_frame=np.array([j.local_frame for j in J]).reshape(nj, 2, 4),
+            joint_friction=np.array([j.friction for j in J], float).reshape(nj),
+            joint_limit=limit,
+            joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
+            load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
+            load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
+            load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
+            load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
+        )
+        old = getattr(self, "_carry", None)
+        s = make_state(nb, nj)
+        for i, b in enumerate(bodies):
+            s.body_pos[i], s.body_quat[i] = b.pos, b.quat
+            s.body_vel[i], s.body_angvel[i] = b.vel, b.angvel
+            if b.kind == DYNAMIC:
+                R = quat_to_matrix(b.quat)
+                s.body_angmom[i] = R @ (b.inertia * (R.T @ b.angvel))
+        if old is not None:
+            nbo, njo = old.body_pos.shape[0], old.joint_coord.shape[0]
+            s.time[:] = old.time
+            s.step_count[:] = old.step_count
+            s.body_angmom[:nbo] = old.body_angmom
+            s.body_force[:nbo] = old.body_force
+            s.body_torque[:nbo] = old.body_torque
+            s.joint_impulse[:njo] = old.joint_impulse
+            s.joint_coord[:njo] = old.joint_coord
+        self._state = s
+        self._work = make_work(nb, nj)
+        self._carry = None
+
+    def _ready(self):
+        if self._model is None:
+            self._build()
+        return self._model, self._state, self._work
+
+    # ---- stepping -----------------------------------------------------------------------------
+    def step(self, n=1):
+        """Advance n steps. Raises SimulationError if the state goes non-finite."""
+        self._advance(int(n), None)
+
+    def run(self, nsteps, record_bodies=False, chunk=0, progress=None):
+        """Advance nsteps steps and return a Recording of every step. With `progress`, the
+        steps run in chunks of `chunk` and progress(done, nsteps) is called after each."""
+        import time as _time
+        model, state, _ = self._ready()
+        nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+        rb = nsteps if record_bodies else 0
+        rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, 4)), np.zeros((nsteps, 3)),
+                        np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)))
+        chunk = chunk if chunk > 0 else nsteps
+        done = 0
+        wall = 0.0
+        while done < nsteps:
+            k = min(chunk, nsteps - done)
+            sl = slice(done, done + k)
+            t0 = _time.perf_counter()
+            self._advance(k, (rec.t[sl], rec.joint[sl], rec.stats[sl],
+                              rec.body_pos[sl] if rb else rec.body_pos,
+                              rec.body_quat[sl] if rb else rec.body_quat))
+            wall += _time.perf_counter() - t0
+            done += k
+            if progress is not None:
+                progress(done, nsteps)
+        rec.wall_s = wall
+        return rec
+
+    def _advance(self, n, rec):
+        model, state, work = self._ready()
+        if rec is None:
+            empty = _empty_records(state)
+            rec = empty
+        done = step_many(model, state, work, self._settings, n, *rec)
+        if done < n or state.solver_stats[3] > 0:
+            i = int(state.solver_stats[3]) - 1
+            raise SimulationError(
+                f"the simulation became non-finite at t = {state.time[0]:.6g} s "
+                f"(body {self._bodies[i].name!r}); check the parameters last changed")
+
+    # ---- live edits ---------------------------------------------------------------------------
+    def set_friction(self, joint, value):
+        """Set a joint's Coulomb friction limit (N m or N), effective at the next step."""
+        j = self._joint_index(joint)
+        v = float(value)
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"joint {self._joints[j].name!r}: friction must be a finite "
+                             f"number >= 0 (got {value})")
+        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
+            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no friction")
+        self._joints[j].friction = v
+        if self._model is not None:
+            self._model.joint_friction[j] = v
+
+    def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
+        """A force at the centre of mass and a torque (world frame) that act until changed."""
+        i = self._body_index(body, "force")
+        _, state, _ = self._ready()
+        state.body_force[i] = _vec("force", force)
+        state.body_torque[i] = _vec("torque", torque)
+
+    def set_body_velocity(self, body, vel=None, angvel=None):
+        i = self._body_index(body, "velocity")
+        b = self._bodies[i]
+        if b.kind == STATIC:
+            raise ValueError(f"body {b.name!r} is static")
+        _, state, _ = self._ready()
+        if vel is not None:
+            state.body_vel[i] = _vec("vel", vel)
+        if angvel is not None:
+            w = _vec("angvel", angvel)
+            state.body_angvel[i] = w
+            if b.kind == DYNAMIC:
+                R = quat_to_matrix(state.body_quat[i])
+                state.body_angmom[i] = R @ (b.inertia * (R.T @ w))
+
+    # ---- reading ------------------------------------------------------------------------------
+    @property
+    def body_names(self):
+        return [b.name for b in self._bodies]
+
+    @property
+    def joint_names(self):
+        return [j.name for j in self._joints]
+
+    @property
+    def joint_types(self):
+        return [JOINT_TYPE_NAMES[j.type] for j in self._joints]
+
+    def joint_coord_name(self, joint):
+        """'position' for prismatic joints, else 'angle'."""
+        return "position" if self._joints[self._joint_index(joint)].type == PRISMATIC else "angle"
+
+    def _read(self, name):
+        _, state, _ = self._ready()
+        a = getattr(state, name).view()
+        a.flags.writeable = False
+        return a
+
+    time = property(lambda self: float(self._read("time")[0]))
+    body_pos = property(lambda self: self._read("body_pos"))        # (nbody, 3)
+    body_quat = property(lambda self: self._read("body_quat"))      # (nbody, 4)
+    body_vel = property(lambda self: self._read("body_vel"))        # (nbody, 3)
+    body_angvel = property(lambda self: self._read("body_angvel"))  # (nbody, 3)
+    body_angmom = property(lambda self: self._read("body_angmom"))  # (nbody, 3)
+    joint_coord = property(lambda self: self._read("joint_coord"))  # (njoint,)
+    joint_vel = property(lambda self: self._read("joint_vel"))      # (njoint,)
+    joint_friction_force = property(lambda self: self._read("joint_friction_force"))
+    joint_friction_vec = property(lambda self: self._read("joint_friction_vec"))
+    joint_sliding = property(lambda self: self._read("joint_sliding"))
+    joint_impulse = property(lambda self: self._read("joint_impulse"))
+
+    @property
+    def joint_friction_limit(self):
+        return np.array([j.friction for j in self._joints])
+
+    @property
+    def body_mass(self):
+        return np.array([b.mass for b in self._bodies])
+
+    @property
+    def body_inertia(self):
+        return np.array([b.inertia for b in self._bodies])
+
+    @property
+    def body_shapes(self):
+        return [b.shape for b in self._bodies]
+
+    @property
+    def joint_bodies(self):
+        return [j.bodies for j in self._joints]
+
+    def joint_anchor_world(self, joint):
+        """World positions (2, 3) of the joint's anchor as seen on body A and on body B."""
+        j = self._joints[self._joint_index(joint)]
+        _, state, _ = self._ready()
+        out = np.zeros((2, 3))
+        for side, i in enumerate(j.bodies):
+            out[side] = state.body_pos[i] + quat_to_matrix(state.body_quat[i]) @ j.local_anchor[side]
+        return out
+
+    @property
+    def solver_stats(self):
+        """Last step: iterations done, final residual (max |dp|, N s), solve wall seconds."""
+        _, state, _ = self._ready()
+        it, res, sec, _ = state.solver_stats
+        return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
+
+
+def _empty_records(state):
+    nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+    return (np.zeros(0), np.zeros((0, nj, 4)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
+            np.zeros((0, nb, 4)))
