@@ -10,11 +10,11 @@ from numba import njit
 from .constraint import SLOT_EQ1, SLOT_EQ0
 from .lock import orientation_lock, point_lock
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = dict(nogil=True, cache=True)
 
 
 @njit(**_JIT)
-def fixed_rows(J, C, xa, xb, ra, rb, qfa, qfb):
-    point_lock(J, C, SLOT_EQ0, xa, xb, ra, rb)
-    orientation_lock(J, C, SLOT_EQ1, qfa, qfb)
+def fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
+    point_lock(J, C, j, SLOT_EQ0, xa, xb, ra, rb)
+    orientation_lock(J, C, j, SLOT_EQ1, qfa, qfb)
     return 0.0

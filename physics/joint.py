@@ -40,20 +40,21 @@ HAS_LIMITS = BLOCK_ROWS[:, 2] > 0
 
 
 @njit(nogil=True, cache=True)
-def joint_rows(jtype, J, C, pos, quat, a, b, local_anchor, local_frame, prev_coord):
-    """Build joint rows at the poses (pos, quat); local_anchor (2, 3), local_frame (2, 4)."""
+def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_coord):
+    """Build the rows of joint j at the poses (pos, quat) into J[j], C[j];
+    local_anchor (njoint, 2, 3), local_frame (njoint, 2, 4)."""
     xa = (pos[a, 0], pos[a, 1], pos[a, 2])
     xb = (pos[b, 0], pos[b, 1], pos[b, 2])
     qa = (quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3])
     qb = (quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3])
-    ra = quat_rotate(qa, (local_anchor[0, 0], local_anchor[0, 1], local_anchor[0, 2]))
-    rb = quat_rotate(qb, (local_anchor[1, 0], local_anchor[1, 1], local_anchor[1, 2]))
-    qfa = quat_mul(qa, (local_frame[0, 0], local_frame[0, 1], local_frame[0, 2], local_frame[0, 3]))
-    qfb = quat_mul(qb, (local_frame[1, 0], local_frame[1, 1], local_frame[1, 2], local_frame[1, 3]))
+    ra = quat_rotate(qa, (local_anchor[j, 0, 0], local_anchor[j, 0, 1], local_anchor[j, 0, 2]))
+    rb = quat_rotate(qb, (local_anchor[j, 1, 0], local_anchor[j, 1, 1], local_anchor[j, 1, 2]))
+    qfa = quat_mul(qa, (local_frame[j, 0, 0], local_frame[j, 0, 1], local_frame[j, 0, 2], local_frame[j, 0, 3]))
+    qfb = quat_mul(qb, (local_frame[j, 1, 0], local_frame[j, 1, 1], local_frame[j, 1, 2], local_frame[j, 1, 3]))
     if jtype == REVOLUTE:
-        return revolute_rows(J, C, xa, xb, ra, rb, qfa, qfb, prev_coord)
+        return revolute_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord)
     if jtype == PRISMATIC:
-        return prismatic_rows(J, C, xa, xb, ra, rb, qfa, qfb)
+        return prismatic_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
     if jtype == SPHERICAL:
-        return spherical_rows(J, C, xa, xb, ra, rb, qfa, qfb)
-    return fixed_rows(J, C, xa, xb, ra, rb, qfa, qfb)
+        return spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
+    return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)

@@ -19,24 +19,24 @@ from numba import njit
 from .constraint import set_row
 from .math3 import add, cross, neg, quat_conj_mul, quat_rotate, rotation_vector, sub
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = dict(nogil=True, cache=True)
 _ZERO = (0.0, 0.0, 0.0)
 _AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 @njit(**_JIT)
-def point_lock(J, C, s, xa, xb, ra, rb):
+def point_lock(J, C, j, s, xa, xb, ra, rb):
     err = sub(add(xb, rb), add(xa, ra))
     for i in range(3):
         e = _AXES[i]
-        set_row(J, s, i, neg(e), neg(cross(ra, e)), e, cross(rb, e))
-        C[s, i] = err[i]
+        set_row(J, j, s, i, neg(e), neg(cross(ra, e)), e, cross(rb, e))
+        C[j, s, i] = err[i]
 
 
 @njit(**_JIT)
-def orientation_lock(J, C, s, qfa, qfb):
+def orientation_lock(J, C, j, s, qfa, qfb):
     err = quat_rotate(qfa, rotation_vector(quat_conj_mul(qfa, qfb)))
     for i in range(3):
         e = _AXES[i]
-        set_row(J, s, i, _ZERO, neg(e), _ZERO, e)
-        C[s, i] = err[i]
+        set_row(J, j, s, i, _ZERO, neg(e), _ZERO, e)
+        C[j, s, i] = err[i]

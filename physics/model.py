@@ -56,15 +56,15 @@ Work = namedtuple("Work", [
     "body_inv_inertia_world",  # (nbody, 3, 3)
     "body_force_acc",        # (nbody, 3)
     "body_torque_acc",       # (nbody, 3)
-    "joint_J",               # (njoint, MAX_BLOCKS, 3, 12)
+    "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
+    "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
     "joint_C",               # (njoint, MAX_BLOCKS, 3)
     "joint_kinv",            # (njoint, MAX_BLOCKS, 3, 3)
     "joint_bias",            # (njoint, MAX_BLOCKS, 3)
     "joint_rows",            # (njoint, MAX_BLOCKS) int64 rows active this step
     "joint_clamped",         # (njoint, MAX_BLOCKS) bool
     "k3",                    # (3, 3) scratch
-    "kinv3",                 # (3, 3) scratch
-    "zero3",                 # (3, 3) zeros: the inverse inertia of a translation-only correction
+    "body_zero_inertia",     # (nbody, 3, 3) zeros: inverse inertias of translation-only corrections
 ])
 
 Settings = namedtuple("Settings", [
@@ -98,7 +98,8 @@ def make_state(nbody, njoint):
 def make_work(nbody, njoint):
     f = np.zeros
     return Work(f((nbody, 3, 3)), f((nbody, 3, 3)), f((nbody, 3)), f((nbody, 3)),
-                f((njoint, MAX_BLOCKS, 3, 12)), f((njoint, MAX_BLOCKS, 3)),
+                f((njoint, MAX_BLOCKS, 3, 12)), f((njoint, MAX_BLOCKS, 3, 12)),
+                f((njoint, MAX_BLOCKS, 3)),
                 f((njoint, MAX_BLOCKS, 3, 3)), f((njoint, MAX_BLOCKS, 3)),
                 np.zeros((njoint, MAX_BLOCKS), np.int64), np.zeros((njoint, MAX_BLOCKS), np.bool_),
-                f((3, 3)), f((3, 3)), f((3, 3)))
+                f((3, 3)), f((nbody, 3, 3)))

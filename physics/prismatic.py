@@ -17,26 +17,26 @@ from .constraint import SLOT_EQ1, SLOT_EQ0, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPE
 from .lock import orientation_lock
 from .math3 import add, cross, dot, neg, quat_rotate, sub
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = dict(nogil=True, cache=True)
 
 
 @njit(**_JIT)
-def prismatic_rows(J, C, xa, xb, ra, rb, qfa, qfb):
+def prismatic_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
     """Fill the prismatic blocks; returns the joint position s."""
-    orientation_lock(J, C, SLOT_EQ0, qfa, qfb)
+    orientation_lock(J, C, j, SLOT_EQ0, qfa, qfb)
     d = sub(add(xb, rb), add(xa, ra))
     arm_a = add(ra, d)
     a = quat_rotate(qfa, (1.0, 0.0, 0.0))
     u1 = quat_rotate(qfa, (0.0, 1.0, 0.0))
     u2 = quat_rotate(qfa, (0.0, 0.0, 1.0))
-    set_row(J, SLOT_EQ1, 0, neg(u1), neg(cross(arm_a, u1)), u1, cross(rb, u1))
-    set_row(J, SLOT_EQ1, 1, neg(u2), neg(cross(arm_a, u2)), u2, cross(rb, u2))
-    C[SLOT_EQ1, 0] = dot(d, u1)
-    C[SLOT_EQ1, 1] = dot(d, u2)
+    set_row(J, j, SLOT_EQ1, 0, neg(u1), neg(cross(arm_a, u1)), u1, cross(rb, u1))
+    set_row(J, j, SLOT_EQ1, 1, neg(u2), neg(cross(arm_a, u2)), u2, cross(rb, u2))
+    C[j, SLOT_EQ1, 0] = dot(d, u1)
+    C[j, SLOT_EQ1, 1] = dot(d, u2)
 
     ang_a = neg(cross(arm_a, a))
     ang_b = cross(rb, a)
-    set_row(J, SLOT_LOWER, 0, neg(a), ang_a, a, ang_b)
-    set_row(J, SLOT_UPPER, 0, a, neg(ang_a), neg(a), neg(ang_b))
-    set_row(J, SLOT_FRICTION, 0, neg(a), ang_a, a, ang_b)
+    set_row(J, j, SLOT_LOWER, 0, neg(a), ang_a, a, ang_b)
+    set_row(J, j, SLOT_UPPER, 0, a, neg(ang_a), neg(a), neg(ang_b))
+    set_row(J, j, SLOT_FRICTION, 0, neg(a), ang_a, a, ang_b)
     return dot(d, a)

@@ -19,27 +19,27 @@ from .constraint import SLOT_EQ1, SLOT_EQ0, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPE
 from .lock import point_lock
 from .math3 import cross, dot, neg, quat_conj_mul, quat_rotate, wrap_angle
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = dict(nogil=True, cache=True)
 _ZERO = (0.0, 0.0, 0.0)
 
 
 @njit(**_JIT)
-def revolute_rows(J, C, xa, xb, ra, rb, qfa, qfb, prev_angle):
+def revolute_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_angle):
     """Fill the revolute blocks; returns the unwrapped joint angle."""
-    point_lock(J, C, SLOT_EQ0, xa, xb, ra, rb)
+    point_lock(J, C, j, SLOT_EQ0, xa, xb, ra, rb)
     a = quat_rotate(qfa, (1.0, 0.0, 0.0))
     b = quat_rotate(qfb, (1.0, 0.0, 0.0))
     u1 = quat_rotate(qfa, (0.0, 1.0, 0.0))
     u2 = quat_rotate(qfa, (0.0, 0.0, 1.0))
     misalign = cross(a, b)
-    set_row(J, SLOT_EQ1, 0, _ZERO, neg(u1), _ZERO, u1)
-    set_row(J, SLOT_EQ1, 1, _ZERO, neg(u2), _ZERO, u2)
-    C[SLOT_EQ1, 0] = dot(misalign, u1)
-    C[SLOT_EQ1, 1] = dot(misalign, u2)
+    set_row(J, j, SLOT_EQ1, 0, _ZERO, neg(u1), _ZERO, u1)
+    set_row(J, j, SLOT_EQ1, 1, _ZERO, neg(u2), _ZERO, u2)
+    C[j, SLOT_EQ1, 0] = dot(misalign, u1)
+    C[j, SLOT_EQ1, 1] = dot(misalign, u2)
 
     rel = quat_conj_mul(qfa, qfb)
     angle = prev_angle + wrap_angle(2.0 * math.atan2(rel[1], rel[0]) - prev_angle)
-    set_row(J, SLOT_LOWER, 0, _ZERO, neg(a), _ZERO, a)
-    set_row(J, SLOT_UPPER, 0, _ZERO, a, _ZERO, neg(a))
-    set_row(J, SLOT_FRICTION, 0, _ZERO, neg(a), _ZERO, a)
+    set_row(J, j, SLOT_LOWER, 0, _ZERO, neg(a), _ZERO, a)
+    set_row(J, j, SLOT_UPPER, 0, _ZERO, a, _ZERO, neg(a))
+    set_row(J, j, SLOT_FRICTION, 0, _ZERO, neg(a), _ZERO, a)
     return angle

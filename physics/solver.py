@@ -4,7 +4,7 @@ wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (pap
 Only this module knows the order of the stages of one step:
 
     1. integrate velocities   v += h (g + F/m);  L += h tau;  w = I(t)^-1 L      (002, eq. 7-9)
-    2. prepare joints         rows J, K^-1, bias at the poses of time t
+    2. prepare joints         rows J, W = M^-1 J^T, K^-1, bias at the poses of time t
     3. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied
     4. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
                               or the wall-clock budget is spent
@@ -21,9 +21,8 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
-from .constraint import (MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER,
-                         effective_mass_inverse, row_velocity, solve_position_block,
-                         solve_velocity_block, transpose_times, apply_impulse)
+from .constraint import (MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, apply_impulse,
+                         prepare_block, row_velocity, solve_position_block, solve_velocity_block)
 from .joint import BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, PRISMATIC, SPHERICAL, joint_rows
 from .math3 import mat_vec, quat_rotated, quat_to_mat
 from .model import DYNAMIC, STATIC
@@ -46,13 +45,13 @@ def integrate_velocities(model, state, work, settings):
             for q in range(3):
                 force[i, q] += model.load_force[k, q]
                 torque[i, q] += model.load_torque[k, q]
+    R = work.body_rot
+    iiw = work.body_inv_inertia_world
     for i in range(model.body_kind.shape[0]):
-        R = work.body_rot[i]
-        quat_to_mat(state.body_quat[i], R)
-        iiw = work.body_inv_inertia_world[i]
+        quat_to_mat(state.body_quat[i], R[i])
         kind = model.body_kind[i]
         if kind != DYNAMIC:
-            iiw[:, :] = 0.0
+            iiw[i, :, :] = 0.0
             if kind == STATIC:
                 state.body_vel[i, :] = 0.0
                 state.body_angvel[i, :] = 0.0
@@ -60,13 +59,14 @@ def integrate_velocities(model, state, work, settings):
         d = model.body_inv_inertia[i]
         for r in range(3):
             for c in range(3):
-                iiw[r, c] = R[r, 0] * d[0] * R[c, 0] + R[r, 1] * d[1] * R[c, 1] + R[r, 2] * d[2] * R[c, 2]
+                iiw[i, r, c] = (R[i, r, 0] * d[0] * R[i, c, 0] + R[i, r, 1] * d[1] * R[i, c, 1]
+                                + R[i, r, 2] * d[2] * R[i, c, 2])
         im = model.body_inv_mass[i]
-        L = state.body_angmom[i]
         for q in range(3):
             state.body_vel[i, q] += h * (g[q] + force[i, q] * im)
-            L[q] += h * torque[i, q]
-        w = mat_vec(iiw, (L[0], L[1], L[2]))
+            state.body_angmom[i, q] += h * torque[i, q]
+        w = mat_vec(iiw[i], (state.body_angmom[i, 0], state.body_angmom[i, 1],
+                             state.body_angmom[i, 2]))
         for q in range(3):
             state.body_angvel[i, q] = w[q]
 
@@ -74,42 +74,39 @@ def integrate_velocities(model, state, work, settings):
 @njit(**_JIT)
 def prepare_joints(model, state, work, settings):
     h = settings.dt
+    J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
     for j in range(model.joint_type.shape[0]):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
-        J = work.joint_J[j]
-        C = work.joint_C[j]
-        coord = joint_rows(jt, J, C, state.body_pos, state.body_quat, a, b,
-                           model.joint_local_anchor[j], model.joint_local_frame[j],
+        coord = joint_rows(J, work.joint_C, j, jt, state.body_pos, state.body_quat, a, b,
+                           model.joint_local_anchor, model.joint_local_frame,
                            state.joint_coord[j])
-        ima = model.body_inv_mass[a]
-        imb = model.body_inv_mass[b]
-        iia = work.body_inv_inertia_world[a]
-        iib = work.body_inv_inertia_world[b]
         for s in range(MAX_BLOCKS):
             n = BLOCK_ROWS[jt, s]
             if (s == SLOT_LOWER or s == SLOT_UPPER) and not model.joint_has_limit[j]:
                 n = 0
             if s == SLOT_FRICTION and not model.joint_friction[j] > 0.0:
                 n = 0
-            if n > 0 and not effective_mass_inverse(J, s, n, ima, iia, imb, iib, work.k3,
-                                                    work.joint_kinv[j, s]):
+            if n > 0 and not prepare_block(J, W, kinv, work.k3, j, s, n, model.body_inv_mass,
+                                           work.body_inv_inertia_world, a, b):
                 n = 0
             work.joint_rows[j, s] = n
             work.joint_clamped[j, s] = False
-            work.joint_bias[j, s, :] = 0.0
+            bias[j, s, 0] = bias[j, s, 1] = bias[j, s, 2] = 0.0
             if n == 0:
                 state.joint_impulse[j, s, :] = 0.0
             elif s == SLOT_LOWER or s == SLOT_UPPER:
-                gap = coord - model.joint_limit[j, 0] if s == SLOT_LOWER else model.joint_limit[j, 1] - coord
+                lo, hi = model.joint_limit[j, 0], model.joint_limit[j, 1]
+                gap = coord - lo if s == SLOT_LOWER else hi - coord
                 if gap > 0.0:
-                    work.joint_bias[j, s, 0] = gap / h
+                    bias[j, s, 0] = gap / h
 
 
 @njit(**_JIT)
 def warm_start(model, state, work, settings):
     h = settings.dt
+    p = state.joint_impulse
     for j in range(model.joint_type.shape[0]):
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
@@ -117,63 +114,58 @@ def warm_start(model, state, work, settings):
             n = work.joint_rows[j, s]
             if n == 0:
                 continue
-            p = state.joint_impulse[j, s]
             if not settings.warm_start:
-                p[:] = 0.0
+                p[j, s, :] = 0.0
                 continue
             if s == SLOT_LOWER or s == SLOT_UPPER:
-                p[0] = max(p[0], 0.0)
+                p[j, s, 0] = max(p[j, s, 0], 0.0)
             elif s == SLOT_FRICTION:
                 radius = model.joint_friction[j] * h
-                m = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
+                m = math.sqrt(p[j, s, 0] ** 2 + p[j, s, 1] ** 2 + p[j, s, 2] ** 2)
                 if m > radius:
-                    p[:] *= radius / m
-            apply_impulse(work.joint_J[j], s, n, (p[0], p[1], p[2]), a, b,
-                          model.body_inv_mass[a], work.body_inv_inertia_world[a],
-                          model.body_inv_mass[b], work.body_inv_inertia_world[b],
-                          state.body_vel, state.body_angvel)
+                    p[j, s, :] *= radius / m
+            apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
+                          state.body_vel, state.body_angvel, a, b)
 
 
 @njit(**_JIT)
 def solve_velocities(model, state, work, settings):
-    """Sequential impulses; returns (iterations done, final residual max |dp|)."""
+    """Sequential impulses; records iterations done, final residual max |dp| and seconds."""
     h = settings.dt
+    tol2 = settings.tolerance * settings.tolerance
     start = monotonic_seconds()
     done = 0
-    residual = 0.0
+    worst = 0.0
     for it in range(settings.iterations):
-        residual = 0.0
+        worst = 0.0
         for j in range(model.joint_type.shape[0]):
             a = model.joint_body[j, 0]
             b = model.joint_body[j, 1]
-            ima = model.body_inv_mass[a]
-            imb = model.body_inv_mass[b]
-            iia = work.body_inv_inertia_world[a]
-            iib = work.body_inv_inertia_world[b]
             radius = model.joint_friction[j] * h
             for s in range(MAX_BLOCKS):
                 n = work.joint_rows[j, s]
                 if n == 0:
                     continue
-                dp, clamped = solve_velocity_block(
-                    work.joint_J[j], work.joint_kinv[j], work.joint_bias[j],
-                    state.joint_impulse[j], s, n, radius, a, b, ima, iia, imb, iib,
-                    state.body_vel, state.body_angvel)
+                dp2, clamped = solve_velocity_block(
+                    work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias,
+                    state.joint_impulse, j, s, n, radius, state.body_vel, state.body_angvel,
+                    a, b)
                 work.joint_clamped[j, s] = clamped
-                residual = max(residual, dp)
+                worst = max(worst, dp2)
         done = it + 1
-        if residual <= settings.tolerance:
+        if worst <= tol2:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
     state.solver_stats[0] = done
-    state.solver_stats[1] = residual
+    state.solver_stats[1] = math.sqrt(worst)
     state.solver_stats[2] = monotonic_seconds() - start
 
 
 @njit(**_JIT)
 def integrate_positions(model, state, work, settings):
     h = settings.dt
+    R = work.body_rot
     for i in range(model.body_kind.shape[0]):
         kind = model.body_kind[i]
         if kind == STATIC:
@@ -181,12 +173,11 @@ def integrate_positions(model, state, work, settings):
         w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
         if kind == DYNAMIC:
             # L(t + h) = I(t) w(t + h): the momentum the next step starts from (002, eq. 9)
-            R = work.body_rot[i]
             I = model.body_inertia[i]
-            wl0 = (R[0, 0] * w[0] + R[1, 0] * w[1] + R[2, 0] * w[2]) * I[0]
-            wl1 = (R[0, 1] * w[0] + R[1, 1] * w[1] + R[2, 1] * w[2]) * I[1]
-            wl2 = (R[0, 2] * w[0] + R[1, 2] * w[1] + R[2, 2] * w[2]) * I[2]
-            L = mat_vec(R, (wl0, wl1, wl2))
+            l0 = (R[i, 0, 0] * w[0] + R[i, 1, 0] * w[1] + R[i, 2, 0] * w[2]) * I[0]
+            l1 = (R[i, 0, 1] * w[0] + R[i, 1, 1] * w[1] + R[i, 2, 1] * w[2]) * I[1]
+            l2 = (R[i, 0, 2] * w[0] + R[i, 1, 2] * w[1] + R[i, 2, 2] * w[2]) * I[2]
+            L = mat_vec(R[i], (l0, l1, l2))
             for q in range(3):
                 state.body_angmom[i, q] = L[q]
         for q in range(3):
@@ -201,20 +192,18 @@ def integrate_positions(model, state, work, settings):
 @njit(**_JIT)
 def solve_positions(model, state, work, settings):
     last = settings.position_iterations - 1
+    J, C = work.joint_J, work.joint_C
+    ima = model.body_inv_mass
     for it in range(settings.position_iterations):
         for j in range(model.joint_type.shape[0]):
             jt = model.joint_type[j]
             a = model.joint_body[j, 0]
             b = model.joint_body[j, 1]
-            J = work.joint_J[j]
-            C = work.joint_C[j]
-            coord = joint_rows(jt, J, C, state.body_pos, state.body_quat, a, b,
-                               model.joint_local_anchor[j], model.joint_local_frame[j],
+            coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
+                               model.joint_local_anchor, model.joint_local_frame,
                                state.joint_coord[j])
-            ima = model.body_inv_mass[a]
-            imb = model.body_inv_mass[b]
-            iia = work.body_inv_inertia_world[a]
-            iib = work.body_inv_inertia_world[b]
+            pivot_a = model.body_kind[b] == STATIC
+            pivot_b = model.body_kind[a] == STATIC
             for s in range(SLOT_FRICTION):
                 n = BLOCK_ROWS[jt, s]
                 if n == 0:
@@ -222,48 +211,50 @@ def solve_positions(model, state, work, settings):
                 if s == SLOT_LOWER or s == SLOT_UPPER:
                     if not model.joint_has_limit[j]:
                         continue
-                    gap = coord - model.joint_limit[j, 0] if s == SLOT_LOWER else model.joint_limit[j, 1] - coord
+                    lo, hi = model.joint_limit[j, 0], model.joint_limit[j, 1]
+                    gap = coord - lo if s == SLOT_LOWER else hi - coord
                     if gap >= 0.0:
                         continue
-                    C[s, 0] = gap
+                    C[j, s, 0] = gap
                 translate = it < last and BLOCK_TRANSLATES[jt, s]
-                solve_position_block(J, C, s, n, a, b, ima, work.zero3 if translate else iia,
-                                     imb, work.zero3 if translate else iib, state.body_pos,
-                                     state.body_quat, state.body_vel, state.body_angmom,
-                                     work.k3, work.kinv3)
+                solve_position_block(
+                    J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
+                    work.body_zero_inertia if translate else work.body_inv_inertia_world,
+                    a, b, pivot_a, pivot_b, state.body_pos, state.body_quat, state.body_vel,
+                    state.body_angmom)
 
 
 @njit(**_JIT)
 def report_joints(model, state, work, settings):
     h = settings.dt
+    J = work.joint_J
     vel = state.body_vel
     angvel = state.body_angvel
     for j in range(model.joint_type.shape[0]):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
-        J = work.joint_J[j]
-        coord = joint_rows(jt, J, work.joint_C[j], state.body_pos, state.body_quat, a, b,
-                           model.joint_local_anchor[j], model.joint_local_frame[j],
+        coord = joint_rows(J, work.joint_C, j, jt, state.body_pos, state.body_quat, a, b,
+                           model.joint_local_anchor, model.joint_local_frame,
                            state.joint_coord[j])
         state.joint_coord[j] = coord
-        va = (vel[a, 0], vel[a, 1], vel[a, 2])
-        wa = (angvel[a, 0], angvel[a, 1], angvel[a, 2])
-        vb = (vel[b, 0], vel[b, 1], vel[b, 2])
-        wb = (angvel[b, 0], angvel[b, 1], angvel[b, 2])
         if jt == FIXED:
             speed = 0.0
         elif jt == SPHERICAL:
-            speed = math.sqrt((wb[0] - wa[0]) ** 2 + (wb[1] - wa[1]) ** 2 + (wb[2] - wa[2]) ** 2)
+            speed = math.sqrt((angvel[b, 0] - angvel[a, 0]) ** 2 + (angvel[b, 1] - angvel[a, 1]) ** 2
+                              + (angvel[b, 2] - angvel[a, 2]) ** 2)
         else:
-            speed = row_velocity(J, SLOT_FRICTION, 0, va, wa, vb, wb)
+            speed = row_velocity(J, j, SLOT_FRICTION, 0, vel, angvel, a, b)
         state.joint_vel[j] = speed
         n = work.joint_rows[j, SLOT_FRICTION]
         p = state.joint_impulse[j, SLOT_FRICTION]
-        _, ang_a, lin_b, ang_b = transpose_times(J, SLOT_FRICTION, n, (p[0], p[1], p[2]))
-        on_b = lin_b if jt == PRISMATIC else ang_b
+        # friction on body B: the B columns of J^T p (force for prismatic, torque otherwise)
+        col = 6 if jt == PRISMATIC else 9
         for q in range(3):
-            state.joint_friction_vec[j, q] = on_b[q] / h
+            f = 0.0
+            for r in range(n):
+                f += J[j, SLOT_FRICTION, r, col + q] * p[r]
+            state.joint_friction_vec[j, q] = f / h
         if n == 1:
             state.joint_friction_force[j] = p[0] / h
         else:

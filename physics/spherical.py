@@ -15,18 +15,18 @@ from .constraint import SLOT_EQ0, SLOT_FRICTION, set_row
 from .lock import point_lock
 from .math3 import neg, quat_conj_mul
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = dict(nogil=True, cache=True)
 _ZERO = (0.0, 0.0, 0.0)
 _AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 @njit(**_JIT)
-def spherical_rows(J, C, xa, xb, ra, rb, qfa, qfb):
+def spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
     """Fill the spherical blocks; returns the relative rotation angle."""
-    point_lock(J, C, SLOT_EQ0, xa, xb, ra, rb)
+    point_lock(J, C, j, SLOT_EQ0, xa, xb, ra, rb)
     for i in range(3):
         e = _AXES[i]
-        set_row(J, SLOT_FRICTION, i, _ZERO, neg(e), _ZERO, e)
+        set_row(J, j, SLOT_FRICTION, i, _ZERO, neg(e), _ZERO, e)
     rel = quat_conj_mul(qfa, qfb)
     s = math.sqrt(rel[1] * rel[1] + rel[2] * rel[2] + rel[3] * rel[3])
     return 2.0 * math.atan2(s, abs(rel[0]))
