@@ -33,10 +33,12 @@ import math
 
 from numba import njit
 
-from .math3 import cross, mat_vec, quat_rotated, sym_inverse
+from .math3 import cross, mat_vec, quat_normalized, sym_inverse
 
 MAX_BLOCKS = 5
 SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, SLOT_FRICTION = 0, 1, 2, 3, 4
+# block structures (see solve_velocity_block); rows past n in J and W are kept at zero
+KIND_POINT, KIND_ANGULAR, KIND_GENERAL = 0, 1, 2
 # a block's correction per position iteration is capped so that a bad start cannot explode
 MAX_CORRECTION = 0.2
 
@@ -68,6 +70,9 @@ def prepare_block(J, W, kinv, k3, j, s, n, ima, iiw, a, b):
             W[j, s, r, 3 + q] = wa[q]
             W[j, s, r, 6 + q] = ima[b] * J[j, s, r, 6 + q]
             W[j, s, r, 9 + q] = wb[q]
+    for r in range(n, 3):
+        for q in range(12):
+            W[j, s, r, q] = 0.0
     for r in range(n):
         for c in range(r, n):
             v = 0.0
@@ -117,8 +122,86 @@ def clamp_accumulated(s, p, radius):
 
 
 @njit(**_JIT)
-def solve_velocity_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel, a, b):
-    """One sequential-impulse update of block s of joint j. Returns (|dp|^2, clamped)."""
+def solve_point_block(J, W, kinv, impulse, j, s, vel, angvel, a, b):
+    """A point lock (3 equality rows, J_lin = -E for A and +E for B):
+    Cdot = vB - vA + J_angA wA + J_angB wB;  dp = -K^-1 Cdot;  no clamp. Returns |dp|^2."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    c0 = (vel[b, 0] - vel[a, 0] + J[j, s, 0, 3] * wa0 + J[j, s, 0, 4] * wa1 + J[j, s, 0, 5] * wa2
+          + J[j, s, 0, 9] * wb0 + J[j, s, 0, 10] * wb1 + J[j, s, 0, 11] * wb2)
+    c1 = (vel[b, 1] - vel[a, 1] + J[j, s, 1, 3] * wa0 + J[j, s, 1, 4] * wa1 + J[j, s, 1, 5] * wa2
+          + J[j, s, 1, 9] * wb0 + J[j, s, 1, 10] * wb1 + J[j, s, 1, 11] * wb2)
+    c2 = (vel[b, 2] - vel[a, 2] + J[j, s, 2, 3] * wa0 + J[j, s, 2, 4] * wa1 + J[j, s, 2, 5] * wa2
+          + J[j, s, 2, 9] * wb0 + J[j, s, 2, 10] * wb1 + J[j, s, 2, 11] * wb2)
+    k = kinv
+    d0 = -(k[j, s, 0, 0] * c0 + k[j, s, 0, 1] * c1 + k[j, s, 0, 2] * c2)
+    d1 = -(k[j, s, 1, 0] * c0 + k[j, s, 1, 1] * c1 + k[j, s, 1, 2] * c2)
+    d2 = -(k[j, s, 2, 0] * c0 + k[j, s, 2, 1] * c1 + k[j, s, 2, 2] * c2)
+    impulse[j, s, 0] += d0
+    impulse[j, s, 1] += d1
+    impulse[j, s, 2] += d2
+    vel[a, 0] += W[j, s, 0, 0] * d0
+    vel[a, 1] += W[j, s, 1, 1] * d1
+    vel[a, 2] += W[j, s, 2, 2] * d2
+    vel[b, 0] += W[j, s, 0, 6] * d0
+    vel[b, 1] += W[j, s, 1, 7] * d1
+    vel[b, 2] += W[j, s, 2, 8] * d2
+    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
+    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
+    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
+    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
+    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
+    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
+    return d0 * d0 + d1 * d1 + d2 * d2
+
+
+@njit(**_JIT)
+def solve_angular_block(J, W, kinv, bias, impulse, j, s, n, radius, angvel, a, b):
+    """An angular block (J_lin = 0, J_angA = -J_angB, rows past n are zero):
+    Cdot = J_angB (wB - wA);  dp = -K^-1 (Cdot + bias);  clamp by slot.
+    Returns (|dp|^2, whether the clamp acted)."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    dw0, dw1, dw2 = wb0 - wa0, wb1 - wa1, wb2 - wa2
+    e0 = -(J[j, s, 0, 9] * dw0 + J[j, s, 0, 10] * dw1 + J[j, s, 0, 11] * dw2 + bias[j, s, 0])
+    e1 = 0.0
+    e2 = 0.0
+    if n > 1:
+        e1 = -(J[j, s, 1, 9] * dw0 + J[j, s, 1, 10] * dw1 + J[j, s, 1, 11] * dw2 + bias[j, s, 1])
+    if n > 2:
+        e2 = -(J[j, s, 2, 9] * dw0 + J[j, s, 2, 10] * dw1 + J[j, s, 2, 11] * dw2 + bias[j, s, 2])
+    k = kinv
+    o0, o1, o2 = impulse[j, s, 0], impulse[j, s, 1], impulse[j, s, 2]
+    p0 = o0 + k[j, s, 0, 0] * e0 + k[j, s, 0, 1] * e1 + k[j, s, 0, 2] * e2
+    p1 = o1 + k[j, s, 1, 0] * e0 + k[j, s, 1, 1] * e1 + k[j, s, 1, 2] * e2
+    p2 = o2 + k[j, s, 2, 0] * e0 + k[j, s, 2, 1] * e1 + k[j, s, 2, 2] * e2
+    clamped = False
+    if s == SLOT_FRICTION:
+        m2 = p0 * p0 + p1 * p1 + p2 * p2
+        if m2 > radius * radius:
+            f = radius / math.sqrt(m2)
+            p0, p1, p2 = p0 * f, p1 * f, p2 * f
+            clamped = True
+    elif s == SLOT_LOWER or s == SLOT_UPPER:
+        if p0 < 0.0:
+            p0 = 0.0
+            clamped = True
+    impulse[j, s, 0] = p0
+    impulse[j, s, 1] = p1
+    impulse[j, s, 2] = p2
+    d0, d1, d2 = p0 - o0, p1 - o1, p2 - o2
+    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
+    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
+    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
+    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
+    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
+    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
+    return d0 * d0 + d1 * d1 + d2 * d2, clamped
+
+
+@njit(**_JIT)
+def solve_general_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel, a, b):
+    """Any block, all 12 columns. Returns (|dp|^2, whether the clamp acted)."""
     e0 = -(row_velocity(J, j, s, 0, vel, angvel, a, b) + bias[j, s, 0])
     e1 = 0.0
     e2 = 0.0
@@ -142,11 +225,11 @@ def solve_velocity_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel
 @njit(nogil=True, cache=True)
 def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pivot_a, pivot_b,
                          pos, quat, vel, angmom):
-    """One nonlinear Gauss-Seidel correction of block s of joint j at the current poses.
+    """One nonlinear Gauss-Seidel correction of block s of joint j at the current poses,
+    mass-weighted over translation and rotation.
 
-    iiw: world inverse inertias (nbody, 3, 3), or zeros to correct by translation only.
     pivot_a / pivot_b: the other body is static, so the anchor is a fixed pivot and the moved
-    body keeps its angular momentum about it (L -= dx x m v, dx = J_lin^T lambda / m).
+    body keeps its angular momentum about it (L -= dx x m v).
     """
     c0 = C[j, s, 0]
     c1 = C[j, s, 1] if n > 1 else 0.0
@@ -168,7 +251,19 @@ def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pivot_a, pi
         _move_body(W, j, s, n, lam, 6, b, ima, pivot_b, pos, quat, vel, angmom)
 
 
-@njit(nogil=True, cache=True)
+@njit(**_JIT)
+def _shift_body(i, dx0, dx1, dx2, ima, pivot, pos, vel, angmom):
+    pos[i, 0] += dx0
+    pos[i, 1] += dx1
+    pos[i, 2] += dx2
+    if pivot:
+        m = 1.0 / ima[i]
+        shift = cross((dx0, dx1, dx2), (m * vel[i, 0], m * vel[i, 1], m * vel[i, 2]))
+        for q in range(3):
+            angmom[i, q] -= shift[q]
+
+
+@njit(**_JIT)
 def _move_body(W, j, s, n, lam, col, i, ima, pivot, pos, quat, vel, angmom):
     dx0 = dx1 = dx2 = t0 = t1 = t2 = 0.0
     for r in range(n):
@@ -178,14 +273,13 @@ def _move_body(W, j, s, n, lam, col, i, ima, pivot, pos, quat, vel, angmom):
         t0 += W[j, s, r, col + 3] * lam[r]
         t1 += W[j, s, r, col + 4] * lam[r]
         t2 += W[j, s, r, col + 5] * lam[r]
-    pos[i, 0] += dx0
-    pos[i, 1] += dx1
-    pos[i, 2] += dx2
-    if pivot:
-        m = 1.0 / ima[i]
-        shift = cross((dx0, dx1, dx2), (m * vel[i, 0], m * vel[i, 1], m * vel[i, 2]))
-        for q in range(3):
-            angmom[i, q] -= shift[q]
-    turned = quat_rotated((quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]), (t0, t1, t2))
-    for q in range(4):
-        quat[i, q] = turned[q]
+    _shift_body(i, dx0, dx1, dx2, ima, pivot, pos, vel, angmom)
+    if t0 != 0.0 or t1 != 0.0 or t2 != 0.0:
+        # corrections are small: first order q += (0, t) q / 2, then renormalise
+        w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]
+        turned = quat_normalized((w - 0.5 * (t0 * x + t1 * y + t2 * z),
+                                  x + 0.5 * (t0 * w + t1 * z - t2 * y),
+                                  y + 0.5 * (t1 * w + t2 * x - t0 * z),
+                                  z + 0.5 * (t2 * w + t0 * y - t1 * x)))
+        for q in range(4):
+            quat[i, q] = turned[q]

@@ -25,6 +25,10 @@ Model = namedtuple("Model", [
     "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
     "joint_limit",         # (njoint, 2) lower, upper (rad or m)
     "joint_has_limit",     # (njoint,) bool
+    "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
+    "tree_order",          # (ntree,) int64 tree joints, every parent before its children
+    "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic root), or -1
+    "group_count",         # (1,) int64 number of floating trees
     "load_body",           # (nload,) int64
     "load_force",          # (nload, 3) N, world frame, at the centre of mass
     "load_torque",         # (nload, 3) N m, world frame
@@ -56,6 +60,8 @@ Work = namedtuple("Work", [
     "body_inv_inertia_world",  # (nbody, 3, 3)
     "body_force_acc",        # (nbody, 3)
     "body_torque_acc",       # (nbody, 3)
+    "body_shift",            # (nbody, 3) positions before the tree pass
+    "group_acc",             # (ngroup, 4) mass-weighted shift sums and masses of floating trees
     "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
     "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
     "joint_C",               # (njoint, MAX_BLOCKS, 3)
@@ -63,8 +69,9 @@ Work = namedtuple("Work", [
     "joint_bias",            # (njoint, MAX_BLOCKS, 3)
     "joint_rows",            # (njoint, MAX_BLOCKS) int64 rows active this step
     "joint_clamped",         # (njoint, MAX_BLOCKS) bool
+    "block_count",           # (1,) int64 active blocks this step
+    "block_list",            # (njoint * MAX_BLOCKS, 6) int64: joint, slot, rows, kind, body A, B
     "k3",                    # (3, 3) scratch
-    "body_zero_inertia",     # (nbody, 3, 3) zeros: inverse inertias of translation-only corrections
 ])
 
 Settings = namedtuple("Settings", [
@@ -86,20 +93,27 @@ def make_settings(dt, gravity, iterations, position_iterations, tolerance, budge
 
 
 def make_state(nbody, njoint):
-    f = np.zeros
-    quat = f((nbody, 4))
+    quat = np.zeros((nbody, 4))
     quat[:, 0] = 1.0
-    return State(f(1), np.zeros(1, np.int64), f((nbody, 3)), quat, f((nbody, 3)), f((nbody, 3)),
-                 f((nbody, 3)), f((nbody, 3)), f((nbody, 3)), f((njoint, MAX_BLOCKS, 3)),
-                 f(njoint), f(njoint), f(njoint), f((njoint, 3)), np.zeros(njoint, np.bool_),
-                 f(4))
+    return State(
+        time=np.zeros(1), step_count=np.zeros(1, np.int64),
+        body_pos=np.zeros((nbody, 3)), body_quat=quat, body_vel=np.zeros((nbody, 3)),
+        body_angvel=np.zeros((nbody, 3)), body_angmom=np.zeros((nbody, 3)),
+        body_force=np.zeros((nbody, 3)), body_torque=np.zeros((nbody, 3)),
+        joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
+        joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
+        joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
+        solver_stats=np.zeros(4))
 
 
-def make_work(nbody, njoint):
-    f = np.zeros
-    return Work(f((nbody, 3, 3)), f((nbody, 3, 3)), f((nbody, 3)), f((nbody, 3)),
-                f((njoint, MAX_BLOCKS, 3, 12)), f((njoint, MAX_BLOCKS, 3, 12)),
-                f((njoint, MAX_BLOCKS, 3)),
-                f((njoint, MAX_BLOCKS, 3, 3)), f((njoint, MAX_BLOCKS, 3)),
-                np.zeros((njoint, MAX_BLOCKS), np.int64), np.zeros((njoint, MAX_BLOCKS), np.bool_),
-                f((3, 3)), f((nbody, 3, 3)))
+def make_work(nbody, njoint, ngroup):
+    blocks = (njoint, MAX_BLOCKS)
+    return Work(
+        body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
+        body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
+        body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
+        joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),
+        joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
+        joint_bias=np.zeros(blocks + (3,)), joint_rows=np.zeros(blocks, np.int64),
+        joint_clamped=np.zeros(blocks, np.bool_), block_count=np.zeros(1, np.int64),
+        block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64), k3=np.zeros((3, 3)))

@@ -40,3 +40,12 @@ def prismatic_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
     set_row(J, j, SLOT_UPPER, 0, a, neg(ang_a), neg(a), neg(ang_b))
     set_row(J, j, SLOT_FRICTION, 0, neg(a), ang_a, a, ang_b)
     return dot(d, a)
+
+
+@njit(**_JIT)
+def prismatic_state(xa, xb, ra, rb, qfa, va, wa, vb, wb):
+    """(position s = d . a, its rate J_a . (vA, wA, vB, wB))."""
+    d = sub(add(xb, rb), add(xa, ra))
+    a = quat_rotate(qfa, (1.0, 0.0, 0.0))
+    speed = dot(sub(vb, va), a) - dot(wa, cross(add(ra, d), a)) + dot(wb, cross(rb, a))
+    return dot(d, a), speed

@@ -43,3 +43,12 @@ def revolute_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_angle):
     set_row(J, j, SLOT_UPPER, 0, _ZERO, a, _ZERO, neg(a))
     set_row(J, j, SLOT_FRICTION, 0, _ZERO, neg(a), _ZERO, a)
     return angle
+
+
+@njit(**_JIT)
+def revolute_state(qfa, qfb, wa, wb, prev_angle):
+    """(unwrapped angle, angular velocity (wB - wA) . a)."""
+    rel = quat_conj_mul(qfa, qfb)
+    angle = prev_angle + wrap_angle(2.0 * math.atan2(rel[1], rel[0]) - prev_angle)
+    a = quat_rotate(qfa, (1.0, 0.0, 0.0))
+    return angle, dot((wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]), a)

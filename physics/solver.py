@@ -9,9 +9,10 @@ Only this module knows the order of the stages of one step:
     4. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
                               or the wall-clock budget is spent
     5. integrate positions    L = I(t) w;  x += h v;  q <- exp(h w / 2) q        (002, eq. 10-11)
-    6. solve positions        nonlinear Gauss-Seidel on the joints' position errors
-                              ("separate impulses": poses only, velocities untouched);
-                              centre drift by translation first, the last sweep in full
+    6. solve positions        "separate impulses": poses only, velocities untouched. The tree
+                              pass closes point locks exactly by translation (tree.py), then
+                              mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
+                              angle limits and loop joints, then the tree pass again
     7. report                 joint coordinate, velocity, friction, stick/slip
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
@@ -21,11 +22,15 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
-from .constraint import (MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, apply_impulse,
-                         prepare_block, row_velocity, solve_position_block, solve_velocity_block)
-from .joint import BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, PRISMATIC, SPHERICAL, joint_rows
+from .constraint import (KIND_ANGULAR, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER,
+                         SLOT_UPPER, apply_impulse, prepare_block, row_velocity,
+                         solve_angular_block, solve_general_block, solve_point_block,
+                         solve_position_block)
+from .joint import (BLOCK_KIND, BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, HAS_ROTATION_BLOCKS,
+                    PRISMATIC, joint_rows, joint_state)
 from .math3 import mat_vec, quat_rotated, quat_to_mat
 from .model import DYNAMIC, STATIC
+from .tree import tree_pass
 
 _JIT = dict(nogil=True, cache=True)
 
@@ -75,6 +80,7 @@ def integrate_velocities(model, state, work, settings):
 def prepare_joints(model, state, work, settings):
     h = settings.dt
     J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
+    count = 0
     for j in range(model.joint_type.shape[0]):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
@@ -96,36 +102,37 @@ def prepare_joints(model, state, work, settings):
             bias[j, s, 0] = bias[j, s, 1] = bias[j, s, 2] = 0.0
             if n == 0:
                 state.joint_impulse[j, s, :] = 0.0
-            elif s == SLOT_LOWER or s == SLOT_UPPER:
+                continue
+            blk = work.block_list[count]
+            blk[0], blk[1], blk[2], blk[3], blk[4], blk[5] = j, s, n, BLOCK_KIND[jt, s], a, b
+            count += 1
+            if s == SLOT_LOWER or s == SLOT_UPPER:
                 lo, hi = model.joint_limit[j, 0], model.joint_limit[j, 1]
                 gap = coord - lo if s == SLOT_LOWER else hi - coord
                 if gap > 0.0:
                     bias[j, s, 0] = gap / h
+    work.block_count[0] = count
 
 
 @njit(**_JIT)
 def warm_start(model, state, work, settings):
     h = settings.dt
     p = state.joint_impulse
-    for j in range(model.joint_type.shape[0]):
-        a = model.joint_body[j, 0]
-        b = model.joint_body[j, 1]
-        for s in range(MAX_BLOCKS):
-            n = work.joint_rows[j, s]
-            if n == 0:
-                continue
-            if not settings.warm_start:
-                p[j, s, :] = 0.0
-                continue
-            if s == SLOT_LOWER or s == SLOT_UPPER:
-                p[j, s, 0] = max(p[j, s, 0], 0.0)
-            elif s == SLOT_FRICTION:
-                radius = model.joint_friction[j] * h
-                m = math.sqrt(p[j, s, 0] ** 2 + p[j, s, 1] ** 2 + p[j, s, 2] ** 2)
-                if m > radius:
-                    p[j, s, :] *= radius / m
-            apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
-                          state.body_vel, state.body_angvel, a, b)
+    blocks = work.block_list
+    for k in range(work.block_count[0]):
+        j, s, n = blocks[k, 0], blocks[k, 1], blocks[k, 2]
+        if not settings.warm_start:
+            p[j, s, :] = 0.0
+            continue
+        if s == SLOT_LOWER or s == SLOT_UPPER:
+            p[j, s, 0] = max(p[j, s, 0], 0.0)
+        elif s == SLOT_FRICTION:
+            radius = model.joint_friction[j] * h
+            m = math.sqrt(p[j, s, 0] ** 2 + p[j, s, 1] ** 2 + p[j, s, 2] ** 2)
+            if m > radius:
+                p[j, s, :] *= radius / m
+        apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
+                      state.body_vel, state.body_angvel, blocks[k, 4], blocks[k, 5])
 
 
 @njit(**_JIT)
@@ -136,22 +143,28 @@ def solve_velocities(model, state, work, settings):
     start = monotonic_seconds()
     done = 0
     worst = 0.0
+    blocks = work.block_list
+    J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
+    p = state.joint_impulse
+    vel, angvel, friction = state.body_vel, state.body_angvel, model.joint_friction
     for it in range(settings.iterations):
         worst = 0.0
-        for j in range(model.joint_type.shape[0]):
-            a = model.joint_body[j, 0]
-            b = model.joint_body[j, 1]
-            radius = model.joint_friction[j] * h
-            for s in range(MAX_BLOCKS):
-                n = work.joint_rows[j, s]
-                if n == 0:
-                    continue
-                dp2, clamped = solve_velocity_block(
-                    work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias,
-                    state.joint_impulse, j, s, n, radius, state.body_vel, state.body_angvel,
-                    a, b)
-                work.joint_clamped[j, s] = clamped
-                worst = max(worst, dp2)
+        for k in range(work.block_count[0]):
+            j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
+                                   blocks[k, 4], blocks[k, 5])
+            if kind == KIND_POINT:
+                dp2 = solve_point_block(J, W, kinv, p, j, s, vel, angvel, a, b)
+            else:
+                if kind == KIND_ANGULAR:
+                    dp2, clamped = solve_angular_block(J, W, kinv, bias, p, j, s, n,
+                                                       friction[j] * h, angvel, a, b)
+                else:
+                    dp2, clamped = solve_general_block(J, W, kinv, bias, p, j, s, n,
+                                                       friction[j] * h, vel, angvel, a, b)
+                if s == SLOT_FRICTION:
+                    work.joint_clamped[j, s] = clamped
+            if dp2 > worst:
+                worst = dp2
         done = it + 1
         if worst <= tol2:
             break
@@ -191,12 +204,16 @@ def integrate_positions(model, state, work, settings):
 
 @njit(**_JIT)
 def solve_positions(model, state, work, settings):
-    last = settings.position_iterations - 1
+    """Tree pass, mass-weighted sweeps over what it does not close, tree pass again."""
+    tree_pass(model, state, work, STATIC)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
     for it in range(settings.position_iterations):
         for j in range(model.joint_type.shape[0]):
             jt = model.joint_type[j]
+            in_tree = model.joint_child[j] >= 0
+            if in_tree and not HAS_ROTATION_BLOCKS[jt]:
+                continue
             a = model.joint_body[j, 0]
             b = model.joint_body[j, 1]
             coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
@@ -206,7 +223,7 @@ def solve_positions(model, state, work, settings):
             pivot_b = model.body_kind[a] == STATIC
             for s in range(SLOT_FRICTION):
                 n = BLOCK_ROWS[jt, s]
-                if n == 0:
+                if n == 0 or (in_tree and BLOCK_TRANSLATES[jt, s]):
                     continue
                 if s == SLOT_LOWER or s == SLOT_UPPER:
                     if not model.joint_has_limit[j]:
@@ -216,12 +233,12 @@ def solve_positions(model, state, work, settings):
                     if gap >= 0.0:
                         continue
                     C[j, s, 0] = gap
-                translate = it < last and BLOCK_TRANSLATES[jt, s]
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
-                    work.body_zero_inertia if translate else work.body_inv_inertia_world,
-                    a, b, pivot_a, pivot_b, state.body_pos, state.body_quat, state.body_vel,
-                    state.body_angmom)
+                    work.body_inv_inertia_world, a, b, pivot_a, pivot_b, state.body_pos,
+                    state.body_quat, state.body_vel, state.body_angmom)
+    if settings.position_iterations > 0:
+        tree_pass(model, state, work, STATIC)
 
 
 @njit(**_JIT)
@@ -234,17 +251,10 @@ def report_joints(model, state, work, settings):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
-        coord = joint_rows(J, work.joint_C, j, jt, state.body_pos, state.body_quat, a, b,
-                           model.joint_local_anchor, model.joint_local_frame,
-                           state.joint_coord[j])
+        coord, speed = joint_state(j, jt, state.body_pos, state.body_quat, vel, angvel, a, b,
+                                   model.joint_local_anchor, model.joint_local_frame,
+                                   state.joint_coord[j])
         state.joint_coord[j] = coord
-        if jt == FIXED:
-            speed = 0.0
-        elif jt == SPHERICAL:
-            speed = math.sqrt((angvel[b, 0] - angvel[a, 0]) ** 2 + (angvel[b, 1] - angvel[a, 1]) ** 2
-                              + (angvel[b, 2] - angvel[a, 2]) ** 2)
-        else:
-            speed = row_velocity(J, j, SLOT_FRICTION, 0, vel, angvel, a, b)
         state.joint_vel[j] = speed
         n = work.joint_rows[j, SLOT_FRICTION]
         p = state.joint_impulse[j, SLOT_FRICTION]

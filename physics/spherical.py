@@ -27,6 +27,13 @@ def spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
     for i in range(3):
         e = _AXES[i]
         set_row(J, j, SLOT_FRICTION, i, _ZERO, neg(e), _ZERO, e)
+    return spherical_state(qfa, qfb, _ZERO, _ZERO)[0]
+
+
+@njit(**_JIT)
+def spherical_state(qfa, qfb, wa, wb):
+    """(relative rotation angle, |wB - wA|)."""
     rel = quat_conj_mul(qfa, qfb)
     s = math.sqrt(rel[1] * rel[1] + rel[2] * rel[2] + rel[3] * rel[3])
-    return 2.0 * math.atan2(s, abs(rel[0]))
+    dw = (wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2])
+    return 2.0 * math.atan2(s, abs(rel[0])), math.sqrt(dw[0] * dw[0] + dw[1] * dw[1] + dw[2] * dw[2])
