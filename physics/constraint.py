@@ -26,14 +26,12 @@ lets the joint close the gap this step but not cross it (speculative limit).
 Position pass ("separate impulses"): the same blocks are rebuilt at the current poses with
 their position error C and solved by dlambda = -K^-1 C, moved straight into the poses:
 xA += J_linA^T dlambda / mA, qA turned by IA^-1 J_angA^T dlambda (nonlinear Gauss-Seidel).
-Velocities are untouched. A body pulled back onto a pivot fixed in the world (a joint to a
-static body) keeps its angular momentum about that pivot: L -= dx x m v.
-"""
+Velocities and momenta are untouched."""
 import math
 
 from numba import njit
 
-from .math3 import cross, mat_vec, quat_normalized, sym_inverse
+from .math3 import inverse3, mat_vec, quat_normalized
 
 MAX_BLOCKS = 5
 SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, SLOT_FRICTION = 0, 1, 2, 3, 4
@@ -58,10 +56,10 @@ def set_row(J, j, s, r, lin_a, ang_a, lin_b, ang_b):
         J[j, s, r, 9 + k] = ang_b[k]
 
 
-@njit(nogil=True, cache=True)
-def prepare_block(J, W, kinv, k3, j, s, n, ima, iiw, a, b):
-    """W = M^-1 J^T and kinv = (J W)^-1 for block s of joint j; iiw (nbody, 3, 3) world inverse
-    inertias. Returns False if the block cannot move (K singular)."""
+@njit(**_JIT)
+def impulse_map(J, W, j, s, n, ima, iiw, a, b):
+    """W = M^-1 J^T for block s of joint j (rows past n zeroed); iiw (nbody, 3, 3) world
+    inverse inertias."""
     for r in range(n):
         wa = mat_vec(iiw[a], (J[j, s, r, 3], J[j, s, r, 4], J[j, s, r, 5]))
         wb = mat_vec(iiw[b], (J[j, s, r, 9], J[j, s, r, 10], J[j, s, r, 11]))
@@ -73,14 +71,18 @@ def prepare_block(J, W, kinv, k3, j, s, n, ima, iiw, a, b):
     for r in range(n, 3):
         for q in range(12):
             W[j, s, r, q] = 0.0
+
+
+@njit(nogil=True, cache=True)
+def effective_mass_inverse(J, W, kinv, k3, j, s, n):
+    """kinv = (J W)^-1 for block s of joint j. Returns False if the block cannot move."""
     for r in range(n):
-        for c in range(r, n):
+        for c in range(n):
             v = 0.0
             for q in range(12):
                 v += J[j, s, r, q] * W[j, s, c, q]
             k3[r, c] = v
-            k3[c, r] = v
-    return sym_inverse(k3, kinv[j, s], n)
+    return inverse3(k3, kinv[j, s], n)
 
 
 @njit(**_JIT)
@@ -223,14 +225,9 @@ def solve_general_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel,
 
 
 @njit(nogil=True, cache=True)
-def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pivot_a, pivot_b,
-                         pos, quat, vel, angmom):
+def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat):
     """One nonlinear Gauss-Seidel correction of block s of joint j at the current poses,
-    mass-weighted over translation and rotation.
-
-    pivot_a / pivot_b: the other body is static, so the anchor is a fixed pivot and the moved
-    body keeps its angular momentum about it (L -= dx x m v).
-    """
+    mass-weighted over translation and rotation."""
     c0 = C[j, s, 0]
     c1 = C[j, s, 1] if n > 1 else 0.0
     c2 = C[j, s, 2] if n > 2 else 0.0
@@ -240,31 +237,20 @@ def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pivot_a, pi
     if size > MAX_CORRECTION:
         f = MAX_CORRECTION / size
         c0, c1, c2 = c0 * f, c1 * f, c2 * f
-    if not prepare_block(J, W, kinv, k3, j, s, n, ima, iiw, a, b):
+    impulse_map(J, W, j, s, n, ima, iiw, a, b)
+    if not effective_mass_inverse(J, W, kinv, k3, j, s, n):
         return
     lam = (-(kinv[j, s, 0, 0] * c0 + kinv[j, s, 0, 1] * c1 + kinv[j, s, 0, 2] * c2),
            -(kinv[j, s, 1, 0] * c0 + kinv[j, s, 1, 1] * c1 + kinv[j, s, 1, 2] * c2),
            -(kinv[j, s, 2, 0] * c0 + kinv[j, s, 2, 1] * c1 + kinv[j, s, 2, 2] * c2))
     if ima[a] > 0.0:
-        _move_body(W, j, s, n, lam, 0, a, ima, pivot_a, pos, quat, vel, angmom)
+        _move_body(W, j, s, n, lam, 0, a, pos, quat)
     if ima[b] > 0.0:
-        _move_body(W, j, s, n, lam, 6, b, ima, pivot_b, pos, quat, vel, angmom)
+        _move_body(W, j, s, n, lam, 6, b, pos, quat)
 
 
 @njit(**_JIT)
-def _shift_body(i, dx0, dx1, dx2, ima, pivot, pos, vel, angmom):
-    pos[i, 0] += dx0
-    pos[i, 1] += dx1
-    pos[i, 2] += dx2
-    if pivot:
-        m = 1.0 / ima[i]
-        shift = cross((dx0, dx1, dx2), (m * vel[i, 0], m * vel[i, 1], m * vel[i, 2]))
-        for q in range(3):
-            angmom[i, q] -= shift[q]
-
-
-@njit(**_JIT)
-def _move_body(W, j, s, n, lam, col, i, ima, pivot, pos, quat, vel, angmom):
+def _move_body(W, j, s, n, lam, col, i, pos, quat):
     dx0 = dx1 = dx2 = t0 = t1 = t2 = 0.0
     for r in range(n):
         dx0 += W[j, s, r, col] * lam[r]
@@ -273,7 +259,9 @@ def _move_body(W, j, s, n, lam, col, i, ima, pivot, pos, quat, vel, angmom):
         t0 += W[j, s, r, col + 3] * lam[r]
         t1 += W[j, s, r, col + 4] * lam[r]
         t2 += W[j, s, r, col + 5] * lam[r]
-    _shift_body(i, dx0, dx1, dx2, ima, pivot, pos, vel, angmom)
+    pos[i, 0] += dx0
+    pos[i, 1] += dx1
+    pos[i, 2] += dx2
     if t0 != 0.0 or t1 != 0.0 or t2 != 0.0:
         # corrections are small: first order q += (0, t) q / 2, then renormalise
         w, x, y, z = quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]

@@ -145,22 +145,20 @@ def wrap_angle(a):
 
 
 @njit(**_JIT)
-def sym_inverse(k, out, n):
-    """Inverse of the leading n x n block (n = 1, 2, 3) of a symmetric positive (3, 3) array.
-
-    Returns False and zeros when the block is singular (a row between two immovable bodies).
-    """
+def inverse3(k, out, n):
+    """Inverse of the leading n x n block (n = 1, 2, 3) of a (3, 3) array into out (zeros
+    elsewhere). Returns False, with zeros, when the block is singular."""
     for i in range(3):
         for j in range(3):
             out[i, j] = 0.0
     if n == 1:
-        if k[0, 0] <= 1e-300:
+        if abs(k[0, 0]) <= 1e-300:
             return False
         out[0, 0] = 1.0 / k[0, 0]
         return True
     if n == 2:
         det = k[0, 0] * k[1, 1] - k[0, 1] * k[1, 0]
-        if det <= 1e-300:
+        if abs(det) <= 1e-300:
             return False
         out[0, 0] = k[1, 1] / det
         out[1, 1] = k[0, 0] / det
@@ -171,7 +169,7 @@ def sym_inverse(k, out, n):
     c01 = k[1, 2] * k[2, 0] - k[1, 0] * k[2, 2]
     c02 = k[1, 0] * k[2, 1] - k[1, 1] * k[2, 0]
     det = k[0, 0] * c00 + k[0, 1] * c01 + k[0, 2] * c02
-    if det <= 1e-300:
+    if abs(det) <= 1e-300:
         return False
     inv = 1.0 / det
     out[0, 0] = c00 * inv

@@ -56,8 +56,9 @@ State = namedtuple("State", [
 ])
 
 Work = namedtuple("Work", [
-    "body_rot",              # (nbody, 3, 3) rotation at the start of the step
-    "body_inv_inertia_world",  # (nbody, 3, 3)
+    "body_rot",              # (nbody, 3, 3) rotation of the current pose
+    "body_inv_inertia_world",  # (nbody, 3, 3) at the current pose
+    "body_free_angvel",      # (nbody, 3) w of the free rotation, before the joint impulses
     "body_force_acc",        # (nbody, 3)
     "body_torque_acc",       # (nbody, 3)
     "body_shift",            # (nbody, 3) positions before the tree pass
@@ -110,6 +111,7 @@ def make_work(nbody, njoint, ngroup):
     blocks = (njoint, MAX_BLOCKS)
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
+        body_free_angvel=np.zeros((nbody, 3)),
         body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
         body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
         joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),

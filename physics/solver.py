@@ -3,12 +3,14 @@ wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (pap
 
 Only this module knows the order of the stages of one step:
 
-    1. integrate velocities   v += h (g + F/m);  L += h tau;  w = I(t)^-1 L      (002, eq. 7-9)
-    2. prepare joints         rows J, W = M^-1 J^T, K^-1, bias at the poses of time t
+    1. integrate velocities   v += h (g + F/m);  L += h tau;  w from L           (002, eq. 7-9)
+                              by a symplectic splitting of the free rotation
+    2. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
     3. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied
     4. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
                               or the wall-clock budget is spent
-    5. integrate positions    L = I(t) w;  x += h v;  q <- exp(h w / 2) q        (002, eq. 10-11)
+    5. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
+                              q <- exp(h w / 2) q;  w = I(t + h)^-1 L             (002, eq. 10-11)
     6. solve positions        "separate impulses": poses only, velocities untouched. The tree
                               pass closes point locks exactly by translation (tree.py), then
                               mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
@@ -23,16 +25,20 @@ from numba import njit
 
 from .clock import monotonic_seconds
 from .constraint import (KIND_ANGULAR, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER,
-                         SLOT_UPPER, apply_impulse, prepare_block, row_velocity,
+                         SLOT_UPPER, apply_impulse, effective_mass_inverse, impulse_map,
                          solve_angular_block, solve_general_block, solve_point_block,
                          solve_position_block)
 from .joint import (BLOCK_KIND, BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, HAS_ROTATION_BLOCKS,
                     PRISMATIC, joint_rows, joint_state)
-from .math3 import mat_vec, quat_rotated, quat_to_mat
+from .math3 import (mat_vec, quat_mul, quat_normalized, quat_rotate, quat_rotated, quat_to_mat,
+                    rotation_vector)
 from .model import DYNAMIC, STATIC
 from .tree import tree_pass
 
 _JIT = dict(nogil=True, cache=True)
+# Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
+SPLIT_PARTS = (0, 2, 1, 2, 0)
+SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 
 
 @njit(**_JIT)
@@ -61,23 +67,74 @@ def integrate_velocities(model, state, work, settings):
                 state.body_vel[i, :] = 0.0
                 state.body_angvel[i, :] = 0.0
             continue
-        d = model.body_inv_inertia[i]
-        for r in range(3):
-            for c in range(3):
-                iiw[i, r, c] = (R[i, r, 0] * d[0] * R[i, c, 0] + R[i, r, 1] * d[1] * R[i, c, 1]
-                                + R[i, r, 2] * d[2] * R[i, c, 2])
         im = model.body_inv_mass[i]
         for q in range(3):
             state.body_vel[i, q] += h * (g[q] + force[i, q] * im)
             state.body_angmom[i, q] += h * torque[i, q]
-        w = mat_vec(iiw[i], (state.body_angmom[i, 0], state.body_angmom[i, 1],
-                             state.body_angmom[i, 2]))
+        L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
+        q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
+              state.body_quat[i, 3])
+        w = free_rotation_rate(q0, L, model.body_inv_inertia[i], h)
+        # the joint impulses act with the inertia of the current pose, like their arms
+        world_inverse_inertia(R[i], model.body_inv_inertia[i], iiw[i])
         for q in range(3):
             state.body_angvel[i, q] = w[q]
+            work.body_free_angvel[i, q] = w[q]
+
+
+@njit(**_JIT)
+def free_rotation_rate(q0, L, inv_inertia, h):
+    """The world angular velocity w such that exp(h w) q0 is the torque-free motion over h.
+
+    Paper 002 takes w = I(t)^-1 L; that explicit step gains energy on a tumbling body and lets
+    a slender body spin up about its own axis (the error grows by (h w)^2 (I_t / I_x) / 2 per
+    step). Here the free motion is a symmetric (Strang) splitting of
+        H = |L|^2 / (2 I_2) + L_1^2 (1/I_1 - 1/I_2) / 2 + L_3^2 (1/I_3 - 1/I_2) / 2
+    into exact rotations: about body axis 1, body axis 3, the world vector L, then back. L is
+    kept exactly, energy stays bounded, a sphere turns exactly about L, a symmetric body keeps
+    its axial spin exactly, and stiff bodies need no iteration. The solver adds the joint
+    impulses to this w.
+    """
+    q = q0
+    for k in range(5):
+        part = SPLIT_PARTS[k]
+        frac = SPLIT_FRACTIONS[k]
+        if part == 1:
+            # about the world vector L at rate |L| / I_2
+            turn = (frac * h * L[0] * inv_inertia[1], frac * h * L[1] * inv_inertia[1],
+                    frac * h * L[2] * inv_inertia[1])
+            q = quat_rotated(q, turn)
+        else:
+            # about a body axis at rate L_k (1/I_k - 1/I_2); nothing for a symmetric pair
+            rate = inv_inertia[part] - inv_inertia[1]
+            if rate == 0.0:
+                continue
+            lb = quat_rotate((q[0], -q[1], -q[2], -q[3]), L)
+            angle = frac * h * lb[part] * rate
+            c, sn = math.cos(0.5 * angle), math.sin(0.5 * angle)
+            turn_b = (c, sn if part == 0 else 0.0, 0.0, sn if part == 2 else 0.0)
+            q = quat_normalized(quat_mul(q, turn_b))
+    v = rotation_vector(quat_mul(q, (q0[0], -q0[1], -q0[2], -q0[3])))
+    return (v[0] / h, v[1] / h, v[2] / h)
+
+
+@njit(**_JIT)
+def world_inverse_inertia(R, d, out):
+    """out = R diag(d) R^T (out may be R itself)."""
+    m00 = R[0, 0] * d[0] * R[0, 0] + R[0, 1] * d[1] * R[0, 1] + R[0, 2] * d[2] * R[0, 2]
+    m01 = R[0, 0] * d[0] * R[1, 0] + R[0, 1] * d[1] * R[1, 1] + R[0, 2] * d[2] * R[1, 2]
+    m02 = R[0, 0] * d[0] * R[2, 0] + R[0, 1] * d[1] * R[2, 1] + R[0, 2] * d[2] * R[2, 2]
+    m11 = R[1, 0] * d[0] * R[1, 0] + R[1, 1] * d[1] * R[1, 1] + R[1, 2] * d[2] * R[1, 2]
+    m12 = R[1, 0] * d[0] * R[2, 0] + R[1, 1] * d[1] * R[2, 1] + R[1, 2] * d[2] * R[2, 2]
+    m22 = R[2, 0] * d[0] * R[2, 0] + R[2, 1] * d[1] * R[2, 1] + R[2, 2] * d[2] * R[2, 2]
+    out[0, 0], out[0, 1], out[0, 2] = m00, m01, m02
+    out[1, 0], out[1, 1], out[1, 2] = m01, m11, m12
+    out[2, 0], out[2, 1], out[2, 2] = m02, m12, m22
 
 
 @njit(**_JIT)
 def prepare_joints(model, state, work, settings):
+    """Rows at the current poses (J, W, K^-1, bias) and the list of active blocks."""
     h = settings.dt
     J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
     count = 0
@@ -94,9 +151,11 @@ def prepare_joints(model, state, work, settings):
                 n = 0
             if s == SLOT_FRICTION and not model.joint_friction[j] > 0.0:
                 n = 0
-            if n > 0 and not prepare_block(J, W, kinv, work.k3, j, s, n, model.body_inv_mass,
-                                           work.body_inv_inertia_world, a, b):
-                n = 0
+            if n > 0:
+                impulse_map(J, W, j, s, n, model.body_inv_mass, work.body_inv_inertia_world,
+                            a, b)
+                if not effective_mass_inverse(J, W, kinv, work.k3, j, s, n):
+                    n = 0
             work.joint_rows[j, s] = n
             work.joint_clamped[j, s] = False
             bias[j, s, 0] = bias[j, s, 1] = bias[j, s, 2] = 0.0
@@ -112,6 +171,26 @@ def prepare_joints(model, state, work, settings):
                 if gap > 0.0:
                     bias[j, s, 0] = gap / h
     work.block_count[0] = count
+
+
+@njit(**_JIT)
+def momentum_follows_impulses(model, state, work):
+    """L += I dw for the angular velocity change dw the impulses made, with the inertia they
+    were applied with (I = body_rot diag(I_body) body_rot^T)."""
+    R = work.body_rot
+    for i in range(model.body_kind.shape[0]):
+        if model.body_kind[i] != DYNAMIC:
+            continue
+        dw = (state.body_angvel[i, 0] - work.body_free_angvel[i, 0],
+              state.body_angvel[i, 1] - work.body_free_angvel[i, 1],
+              state.body_angvel[i, 2] - work.body_free_angvel[i, 2])
+        I = model.body_inertia[i]
+        l0 = (R[i, 0, 0] * dw[0] + R[i, 1, 0] * dw[1] + R[i, 2, 0] * dw[2]) * I[0]
+        l1 = (R[i, 0, 1] * dw[0] + R[i, 1, 1] * dw[1] + R[i, 2, 1] * dw[2]) * I[1]
+        l2 = (R[i, 0, 2] * dw[0] + R[i, 1, 2] * dw[1] + R[i, 2, 2] * dw[2]) * I[2]
+        dL = mat_vec(R[i], (l0, l1, l2))
+        for q in range(3):
+            state.body_angmom[i, q] += dL[q]
 
 
 @njit(**_JIT)
@@ -179,20 +258,12 @@ def solve_velocities(model, state, work, settings):
 def integrate_positions(model, state, work, settings):
     h = settings.dt
     R = work.body_rot
+    momentum_follows_impulses(model, state, work)
     for i in range(model.body_kind.shape[0]):
         kind = model.body_kind[i]
         if kind == STATIC:
             continue
         w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
-        if kind == DYNAMIC:
-            # L(t + h) = I(t) w(t + h): the momentum the next step starts from (002, eq. 9)
-            I = model.body_inertia[i]
-            l0 = (R[i, 0, 0] * w[0] + R[i, 1, 0] * w[1] + R[i, 2, 0] * w[2]) * I[0]
-            l1 = (R[i, 0, 1] * w[0] + R[i, 1, 1] * w[1] + R[i, 2, 1] * w[2]) * I[1]
-            l2 = (R[i, 0, 2] * w[0] + R[i, 1, 2] * w[1] + R[i, 2, 2] * w[2]) * I[2]
-            L = mat_vec(R[i], (l0, l1, l2))
-            for q in range(3):
-                state.body_angmom[i, q] = L[q]
         for q in range(3):
             state.body_pos[i, q] += h * state.body_vel[i, q]
         turned = quat_rotated((state.body_quat[i, 0], state.body_quat[i, 1],
@@ -200,6 +271,15 @@ def integrate_positions(model, state, work, settings):
                               (h * w[0], h * w[1], h * w[2]))
         for q in range(4):
             state.body_quat[i, q] = turned[q]
+        if kind == DYNAMIC:
+            # the angular velocity that goes with L at the new orientation
+            quat_to_mat(turned, R[i])
+            world_inverse_inertia(R[i], model.body_inv_inertia[i], work.body_inv_inertia_world[i])
+            w = mat_vec(work.body_inv_inertia_world[i], (state.body_angmom[i, 0],
+                                                         state.body_angmom[i, 1],
+                                                         state.body_angmom[i, 2]))
+            for q in range(3):
+                state.body_angvel[i, q] = w[q]
 
 
 @njit(**_JIT)
@@ -219,8 +299,6 @@ def solve_positions(model, state, work, settings):
             coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
                                model.joint_local_anchor, model.joint_local_frame,
                                state.joint_coord[j])
-            pivot_a = model.body_kind[b] == STATIC
-            pivot_b = model.body_kind[a] == STATIC
             for s in range(SLOT_FRICTION):
                 n = BLOCK_ROWS[jt, s]
                 if n == 0 or (in_tree and BLOCK_TRANSLATES[jt, s]):
@@ -235,8 +313,7 @@ def solve_positions(model, state, work, settings):
                     C[j, s, 0] = gap
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
-                    work.body_inv_inertia_world, a, b, pivot_a, pivot_b, state.body_pos,
-                    state.body_quat, state.body_vel, state.body_angmom)
+                    work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
     if settings.position_iterations > 0:
         tree_pass(model, state, work, STATIC)
 

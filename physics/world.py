@@ -107,7 +107,7 @@ class Recording:
 
 
 class World:
-    def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=20,
+    def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=100,
                  position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]

@@ -7,6 +7,7 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
 
     version = 0                      # optional, must be 0 if given
     description = "free text"        # optional
+    duration = 5.0                   # s, > 0, how long a headless run lasts by default, default 5
 
     [world]                          # optional table
     gravity = [0.0, 0.0, -9.81]      # m/s^2, default that
@@ -270,6 +271,7 @@ class LoadSpec(_Spec):
 class SceneSpec(_Spec):
     version: Annotated[int, Strict()] = SCHEMA_VERSION
     description: StrictStr = ""
+    duration: Positive = 5.0
     world: WorldSpec = Field(default_factory=WorldSpec)
     solver: SolverSpec = Field(default_factory=SolverSpec)
     bodies: list[BodySpec] = []
