@@ -14,7 +14,7 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     dt = 0.01                        # s, > 0, <= 0.1, default 1/240
 
     [solver]                         # optional table
-    iterations = 20                  # velocity iterations, int 1..100000, default 20
+    iterations = 100                 # velocity iterations (max), int 1..100000, default 100
     position_iterations = 4          # int 0..1000, default 4
     tolerance = 1e-9                 # N s, >= 0, default 1e-9 (stop when every |dp| <= tolerance)
     budget_ms = 0.0                  # wall-clock budget per step in ms, >= 0, 0 = off, default 0
@@ -173,7 +173,7 @@ class WorldSpec(_Spec):
 
 
 class SolverSpec(_Spec):
-    iterations: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 20
+    iterations: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 100
     position_iterations: Annotated[int, Strict(), Field(ge=0, le=1000)] = 4
     tolerance: NonNegative = 1e-9
     budget_ms: NonNegative = 0.0

@@ -67,7 +67,7 @@ def test_minimal_scene_gets_defaults(tmp_path):
     assert spec.version == 0
     assert spec.world.gravity == (0.0, 0.0, -9.81)
     assert spec.world.dt == pytest.approx(1 / 240)
-    assert (spec.solver.iterations, spec.solver.position_iterations) == (20, 4)
+    assert (spec.solver.iterations, spec.solver.position_iterations) == (100, 4)
     assert (spec.solver.tolerance, spec.solver.budget_ms, spec.solver.warm_start) == (1e-9, 0.0, True)
     ball = spec.bodies[0]
     assert (ball.pos, ball.quat, ball.vel, ball.angvel) == ((0, 0, 0), (1, 0, 0, 0), (0, 0, 0), (0, 0, 0))
