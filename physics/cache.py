@@ -26,10 +26,28 @@ def cache_dir() -> Path:
     return Path(base) / f"numba-{_VERSION}-{_source_hash()}"
 
 
+_STALE_DAYS = 14
+
+
+def _prune(folder: Path) -> None:
+    """Drop the caches of other versions that nothing has used for a while."""
+    import shutil
+    import time
+    cutoff = time.time() - _STALE_DAYS * 86400
+    for other in folder.parent.glob("numba-*"):
+        try:
+            if other != folder and other.stat().st_mtime < cutoff:
+                shutil.rmtree(other, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def configure() -> Path:
     """Point numba's cache at our folder (works whether or not numba is already imported)."""
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
+    os.utime(folder)
+    _prune(folder)
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
     from numba.core import config
     config.CACHE_DIR = str(folder)

@@ -74,13 +74,24 @@ def impulse_map(J, W, j, s, n, ima, iiw, a, b):
 
 
 @njit(nogil=True, cache=True)
-def effective_mass_inverse(J, W, kinv, k3, j, s, n):
-    """kinv = (J W)^-1 for block s of joint j. Returns False if the block cannot move."""
+def effective_mass_inverse(J, W, kinv, k3, j, s, n, kind):
+    """kinv = (J W)^-1 for block s of joint j, skipping the columns the block's structure makes
+    zero. Returns False if the block cannot move."""
+    lo = 3 if kind == KIND_ANGULAR else 0    # angular rows have no linear columns
     for r in range(n):
         for c in range(n):
             v = 0.0
-            for q in range(12):
-                v += J[j, s, r, q] * W[j, s, c, q]
+            if kind == KIND_POINT:
+                # J_lin = -E, +E: the linear part is (1/mA + 1/mB) on the diagonal, read off W
+                if r == c:
+                    v = W[j, s, c, 6 + c] - W[j, s, c, c]
+                for q in range(3, 6):
+                    v += J[j, s, r, q] * W[j, s, c, q] + J[j, s, r, 6 + q] * W[j, s, c, 6 + q]
+            else:
+                for q in range(lo, 12):
+                    if kind == KIND_ANGULAR and 6 <= q < 9:
+                        continue
+                    v += J[j, s, r, q] * W[j, s, c, q]
             k3[r, c] = v
     return inverse3(k3, kinv[j, s], n)
 
@@ -238,7 +249,7 @@ def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat):
         f = MAX_CORRECTION / size
         c0, c1, c2 = c0 * f, c1 * f, c2 * f
     impulse_map(J, W, j, s, n, ima, iiw, a, b)
-    if not effective_mass_inverse(J, W, kinv, k3, j, s, n):
+    if not effective_mass_inverse(J, W, kinv, k3, j, s, n, KIND_GENERAL):
         return
     lam = (-(kinv[j, s, 0, 0] * c0 + kinv[j, s, 0, 1] * c1 + kinv[j, s, 0, 2] * c2),
            -(kinv[j, s, 1, 0] * c0 + kinv[j, s, 1, 1] * c1 + kinv[j, s, 1, 2] * c2),

@@ -154,7 +154,7 @@ def prepare_joints(model, state, work, settings):
             if n > 0:
                 impulse_map(J, W, j, s, n, model.body_inv_mass, work.body_inv_inertia_world,
                             a, b)
-                if not effective_mass_inverse(J, W, kinv, work.k3, j, s, n):
+                if not effective_mass_inverse(J, W, kinv, work.k3, j, s, n, BLOCK_KIND[jt, s]):
                     n = 0
             work.joint_rows[j, s] = n
             work.joint_clamped[j, s] = False
