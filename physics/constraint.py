@@ -135,6 +135,17 @@ def clamp_accumulated(s, p, radius):
 
 
 @njit(**_JIT)
+def turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2):
+    """wA = wA_old + W_angA dp, wB = wB_old + W_angB dp (the angular columns of W)."""
+    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
+    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
+    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
+    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
+    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
+    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
+
+
+@njit(**_JIT)
 def solve_point_block(J, W, kinv, impulse, j, s, vel, angvel, a, b):
     """A point lock (3 equality rows, J_lin = -E for A and +E for B):
     Cdot = vB - vA + J_angA wA + J_angB wB;  dp = -K^-1 Cdot;  no clamp. Returns |dp|^2."""
@@ -159,12 +170,7 @@ def solve_point_block(J, W, kinv, impulse, j, s, vel, angvel, a, b):
     vel[b, 0] += W[j, s, 0, 6] * d0
     vel[b, 1] += W[j, s, 1, 7] * d1
     vel[b, 2] += W[j, s, 2, 8] * d2
-    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
-    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
-    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
-    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
-    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
-    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
+    turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
     return d0 * d0 + d1 * d1 + d2 * d2
 
 
@@ -203,12 +209,7 @@ def solve_angular_block(J, W, kinv, bias, impulse, j, s, n, radius, angvel, a, b
     impulse[j, s, 1] = p1
     impulse[j, s, 2] = p2
     d0, d1, d2 = p0 - o0, p1 - o1, p2 - o2
-    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
-    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
-    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
-    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
-    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
-    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
+    turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
     return d0 * d0 + d1 * d1 + d2 * d2, clamped
 
 

@@ -12,12 +12,6 @@ _JIT = dict(nogil=True, cache=True, inline="always")
 
 
 @njit(**_JIT)
-def v3(a):
-    """The first three entries of an array as a tuple."""
-    return (a[0], a[1], a[2])
-
-
-@njit(**_JIT)
 def add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
@@ -25,11 +19,6 @@ def add(a, b):
 @njit(**_JIT)
 def sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit(**_JIT)
-def scale(a, s):
-    return (a[0] * s, a[1] * s, a[2] * s)
 
 
 @njit(**_JIT)
@@ -72,11 +61,6 @@ def quat_to_mat(q, out):
     out[2, 0] = 2.0 * (x * z - w * y)
     out[2, 1] = 2.0 * (y * z + w * x)
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
-
-
-@njit(**_JIT)
-def q4(a):
-    return (a[0], a[1], a[2], a[3])
 
 
 @njit(**_JIT)

@@ -274,24 +274,10 @@ class World:
         return len(self._loads) - 1
 
     def _body_index(self, ref, where):
-        if isinstance(ref, (int, np.integer)):
-            if 0 <= ref < len(self._bodies):
-                return int(ref)
-            raise ValueError(f"{where}: no body with index {ref}")
-        for i, b in enumerate(self._bodies):
-            if b.name == ref:
-                return i
-        raise ValueError(f"{where}: unknown body {ref!r} (bodies are: {', '.join(self.body_names)})")
+        return _index(self._bodies, ref, "body", where)
 
     def _joint_index(self, ref):
-        if isinstance(ref, (int, np.integer)):
-            if 0 <= ref < len(self._joints):
-                return int(ref)
-            raise ValueError(f"no joint with index {ref}")
-        for i, j in enumerate(self._joints):
-            if j.name == ref:
-                return i
-        raise ValueError(f"unknown joint {ref!r} (joints are: {', '.join(self.joint_names)})")
+        return _index(self._joints, ref, "joint", "")
 
     def _current_body_pose(self, i):
         if self._state is not None and i < self._state.body_pos.shape[0]:
@@ -521,6 +507,20 @@ class World:
         _, state, _ = self._ready()
         it, res, sec, _ = state.solver_stats
         return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
+
+
+def _index(items, ref, kind, where):
+    """The index of an entry given by index or by name; ValueError naming the choices."""
+    prefix = f"{where}: " if where else ""
+    if isinstance(ref, (int, np.integer)):
+        if 0 <= ref < len(items):
+            return int(ref)
+        raise ValueError(f"{prefix}no {kind} with index {ref}")
+    for i, item in enumerate(items):
+        if item.name == ref:
+            return i
+    names = ", ".join(item.name for item in items)
+    raise ValueError(f"{prefix}unknown {kind} {ref!r} ({kind}s are: {names})")
 
 
 def _empty_records(state):
