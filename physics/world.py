@@ -5,7 +5,8 @@ fixed world ("world"). Joint anchors and axes are given in world coordinates at 
 bodies have when the joint is added; joint coordinates are zero there.
 """
 import math
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -103,7 +104,6 @@ class Recording:
     body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
     body_quat: np.ndarray    # (steps, nbody, 4)
     wall_s: float = 0.0      # wall-clock seconds spent stepping
-    extra: dict = field(default_factory=dict)
 
 
 class World:
@@ -228,9 +228,7 @@ class World:
         if a == b:
             raise ValueError(f"joint {name!r}: a joint cannot join body "
                              f"{self._bodies[a].name!r} to itself")
-        if self._bodies[a].kind == DYNAMIC or self._bodies[b].kind == DYNAMIC:
-            pass
-        else:
+        if DYNAMIC not in (self._bodies[a].kind, self._bodies[b].kind):
             raise ValueError(f"joint {name!r}: at least one of its bodies must be dynamic")
         p = _vec("anchor", anchor)
         n = _vec("axis", axis)
@@ -365,8 +363,7 @@ class World:
     def run(self, nsteps, record_bodies=False, chunk=0, progress=None):
         """Advance nsteps steps and return a Recording of every step. With `progress`, the
         steps run in chunks of `chunk` and progress(done, nsteps) is called after each."""
-        import time as _time
-        model, state, _ = self._ready()
+        _, state, _ = self._ready()
         nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
         rb = nsteps if record_bodies else 0
         rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, 4)), np.zeros((nsteps, 3)),
@@ -377,11 +374,11 @@ class World:
         while done < nsteps:
             k = min(chunk, nsteps - done)
             sl = slice(done, done + k)
-            t0 = _time.perf_counter()
+            t0 = time.perf_counter()
             self._advance(k, (rec.t[sl], rec.joint[sl], rec.stats[sl],
                               rec.body_pos[sl] if rb else rec.body_pos,
                               rec.body_quat[sl] if rb else rec.body_quat))
-            wall += _time.perf_counter() - t0
+            wall += time.perf_counter() - t0
             done += k
             if progress is not None:
                 progress(done, nsteps)
