@@ -29,6 +29,8 @@ Model = namedtuple("Model", [
     "tree_order",          # (ntree,) int64 tree joints, every parent before its children
     "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic root), or -1
     "group_count",         # (1,) int64 number of floating trees
+    "body_island",         # (nbody,) int64 island of jointed dynamic bodies, -1 for none
+    "island_driven",       # (nisland,) bool: the island is joined to a kinematic body
     "load_body",           # (nload,) int64
     "load_force",          # (nload, 3) N, world frame, at the centre of mass
     "load_torque",         # (nload, 3) N m, world frame
@@ -63,6 +65,8 @@ Work = namedtuple("Work", [
     "body_torque_acc",       # (nbody, 3)
     "body_shift",            # (nbody, 3) positions before the tree pass
     "group_acc",             # (ngroup, 4) mass-weighted shift sums and masses of floating trees
+    "island_energy",         # (2, nisland) kinetic energy before / after following the geometry
+    "geometry_impulse",      # (njoint, MAX_BLOCKS, 3) impulses of that projection
     "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
     "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
     "joint_C",               # (njoint, MAX_BLOCKS, 3)
@@ -107,13 +111,15 @@ def make_state(nbody, njoint):
         solver_stats=np.zeros(4))
 
 
-def make_work(nbody, njoint, ngroup):
+def make_work(nbody, njoint, ngroup, nisland):
     blocks = (njoint, MAX_BLOCKS)
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
         body_free_angvel=np.zeros((nbody, 3)),
         body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
         body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
+        island_energy=np.zeros((2, max(nisland, 1))),
+        geometry_impulse=np.zeros(blocks + (3,)),
         joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),
         joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
         joint_bias=np.zeros(blocks + (3,)), joint_rows=np.zeros(blocks, np.int64),

@@ -3,19 +3,20 @@ wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (pap
 
 Only this module knows the order of the stages of one step:
 
-    1. integrate velocities   v += h (g + F/m);  L += h tau;  w from L           (002, eq. 7-9)
-                              by a symplectic splitting of the free rotation
+    1. free motion            w from L by a symplectic splitting of the free rotation (002, eq. 9)
     2. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
-    3. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied
-    4. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
+    3. follow geometry        velocities onto the joints at the new poses, energy kept per island
+    4. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
+    5. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied
+    6. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
                               or the wall-clock budget is spent
-    5. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
+    7. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
                               q <- exp(h w / 2) q;  w = I(t + h)^-1 L             (002, eq. 10-11)
-    6. solve positions        "separate impulses": poses only, velocities untouched. The tree
+    8. solve positions        "separate impulses": poses only, velocities untouched. The tree
                               pass closes point locks exactly by translation (tree.py), then
                               mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
                               angle limits and loop joints, then the tree pass again
-    7. report                 joint coordinate, velocity, friction, stick/slip
+    9. report                 joint coordinate, velocity, friction, stick/slip
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
 """
@@ -39,10 +40,40 @@ _JIT = dict(nogil=True, cache=True)
 # Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
+MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
+GEOMETRY_SWEEPS = 4   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
+                      # left over is removed, without the energy, by the solve proper)
 
 
 @njit(**_JIT)
-def integrate_velocities(model, state, work, settings):
+def free_motion(model, state, work, settings):
+    """Inertia at the current pose and w of the torque-free rotation (002, eq. 9)."""
+    h = settings.dt
+    R = work.body_rot
+    iiw = work.body_inv_inertia_world
+    for i in range(model.body_kind.shape[0]):
+        quat_to_mat(state.body_quat[i], R[i])
+        kind = model.body_kind[i]
+        if kind != DYNAMIC:
+            iiw[i, :, :] = 0.0
+            if kind == STATIC:
+                state.body_vel[i, :] = 0.0
+                state.body_angvel[i, :] = 0.0
+            continue
+        world_inverse_inertia(R[i], model.body_inv_inertia[i], iiw[i])
+        w = free_rotation_rate((state.body_quat[i, 0], state.body_quat[i, 1],
+                                state.body_quat[i, 2], state.body_quat[i, 3]),
+                               (state.body_angmom[i, 0], state.body_angmom[i, 1],
+                                state.body_angmom[i, 2]),
+                               model.body_inv_inertia[i], h)
+        for q in range(3):
+            state.body_angvel[i, q] = w[q]
+            work.body_free_angvel[i, q] = w[q]
+
+
+@njit(**_JIT)
+def apply_forces(model, state, work, settings):
+    """v += h (g + F/m); L += h tau, w += I^-1 h tau (002, eq. 7-8); timed loads included."""
     h = settings.dt
     g = settings.gravity
     t = state.time[0]
@@ -56,30 +87,93 @@ def integrate_velocities(model, state, work, settings):
             for q in range(3):
                 force[i, q] += model.load_force[k, q]
                 torque[i, q] += model.load_torque[k, q]
-    R = work.body_rot
-    iiw = work.body_inv_inertia_world
     for i in range(model.body_kind.shape[0]):
-        quat_to_mat(state.body_quat[i], R[i])
-        kind = model.body_kind[i]
-        if kind != DYNAMIC:
-            iiw[i, :, :] = 0.0
-            if kind == STATIC:
-                state.body_vel[i, :] = 0.0
-                state.body_angvel[i, :] = 0.0
+        if model.body_kind[i] != DYNAMIC:
             continue
         im = model.body_inv_mass[i]
+        dw = mat_vec(work.body_inv_inertia_world[i], (h * torque[i, 0], h * torque[i, 1],
+                                                      h * torque[i, 2]))
         for q in range(3):
             state.body_vel[i, q] += h * (g[q] + force[i, q] * im)
             state.body_angmom[i, q] += h * torque[i, q]
-        L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
-              state.body_quat[i, 3])
-        w = free_rotation_rate(q0, L, model.body_inv_inertia[i], h)
-        # the joint impulses act with the inertia of the current pose, like their arms
-        world_inverse_inertia(R[i], model.body_inv_inertia[i], iiw[i])
-        for q in range(3):
-            state.body_angvel[i, q] = w[q]
-            work.body_free_angvel[i, q] = w[q]
+            state.body_angvel[i, q] += dw[q]
+            work.body_free_angvel[i, q] += dw[q]
+
+
+@njit(**_JIT)
+def kinetic_energy_by_island(model, state, work, out):
+    """out[island] = sum over its bodies of m v^2 / 2 + w . I w / 2 (I at the current pose)."""
+    out[:] = 0.0
+    R = work.body_rot
+    for i in range(model.body_kind.shape[0]):
+        k = model.body_island[i]
+        if k < 0:
+            continue
+        w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
+        I = model.body_inertia[i]
+        rot = 0.0
+        for c in range(3):
+            wc = R[i, 0, c] * w[0] + R[i, 1, c] * w[1] + R[i, 2, c] * w[2]
+            rot += I[c] * wc * wc
+        v2 = state.body_vel[i, 0] ** 2 + state.body_vel[i, 1] ** 2 + state.body_vel[i, 2] ** 2
+        out[k] += 0.5 * (v2 / model.body_inv_mass[i] + rot)
+
+
+@njit(**_JIT)
+def follow_geometry(model, state, work, settings):
+    """Carry the velocities over to the joints at the current poses without losing energy.
+
+    They satisfy the joints at the previous poses; projecting them onto the current ones (the
+    equality rows, before any force) removes a share (w h)^2 / 2 of the turning energy of
+    every body that turns about a joint. That loss is geometry, not physics: each island of
+    jointed bodies gets its kinetic energy back by a common scale of its velocities (which
+    keeps J v = 0). For one degree of freedom this is exactly semi-implicit Euler in the joint
+    coordinate: the position pass puts the body at angle + h w, and w changes only by the
+    forces' impulses. One degree of freedom is then exact (a door braked by friction follows
+    the clamped-impulse recurrence); islands driven by kinematic bodies, and losses larger
+    than MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
+    """
+    before = work.island_energy[0]
+    after = work.island_energy[1]
+    kinetic_energy_by_island(model, state, work, before)
+    J, W, kinv = work.joint_J, work.joint_W, work.joint_kinv
+    p = work.geometry_impulse
+    p[:] = 0.0
+    vel, angvel = state.body_vel, state.body_angvel
+    blocks = work.block_list
+    tol2 = settings.tolerance * settings.tolerance
+    for it in range(min(settings.iterations, GEOMETRY_SWEEPS)):
+        worst = 0.0
+        for k in range(work.block_count[0]):
+            j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
+                                   blocks[k, 4], blocks[k, 5])
+            if s >= SLOT_LOWER:
+                continue
+            if kind == KIND_POINT:
+                dp2 = solve_point_block(J, W, kinv, p, j, s, vel, angvel, a, b)
+            elif kind == KIND_ANGULAR:
+                dp2, _ = solve_angular_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
+                                             angvel, a, b)
+            else:
+                dp2, _ = solve_general_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
+                                             vel, angvel, a, b)
+            if dp2 > worst:
+                worst = dp2
+        if worst <= tol2:
+            break
+    kinetic_energy_by_island(model, state, work, after)
+    for i in range(model.body_kind.shape[0]):
+        k = model.body_island[i]
+        if k < 0 or model.island_driven[k] or not after[k] > 0.0:
+            continue
+        lost = (before[k] - after[k]) / before[k]
+        if 0.0 < lost < MAX_RESTORED:
+            f = math.sqrt(before[k] / after[k])
+            for q in range(3):
+                vel[i, q] *= f
+                angvel[i, q] *= f
+    momentum_follows_impulses(model, state, work)
+    work.body_free_angvel[:] = angvel
 
 
 @njit(**_JIT)
@@ -285,7 +379,7 @@ def integrate_positions(model, state, work, settings):
 @njit(**_JIT)
 def solve_positions(model, state, work, settings):
     """Tree pass, mass-weighted sweeps over what it does not close, tree pass again."""
-    tree_pass(model, state, work, STATIC)
+    tree_pass(model, state, work)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
     for it in range(settings.position_iterations):
@@ -315,7 +409,7 @@ def solve_positions(model, state, work, settings):
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
     if settings.position_iterations > 0:
-        tree_pass(model, state, work, STATIC)
+        tree_pass(model, state, work)
 
 
 @njit(**_JIT)
@@ -365,8 +459,10 @@ def first_nonfinite_body(state):
 @njit(**_JIT)
 def step(model, state, work, settings):
     """Advance the world by one step of settings.dt. Returns False if it went non-finite."""
-    integrate_velocities(model, state, work, settings)
+    free_motion(model, state, work, settings)
     prepare_joints(model, state, work, settings)
+    follow_geometry(model, state, work, settings)
+    apply_forces(model, state, work, settings)
     warm_start(model, state, work, settings)
     solve_velocities(model, state, work, settings)
     integrate_positions(model, state, work, settings)

@@ -11,22 +11,6 @@ them all exactly, in O(n) (forward kinematics from the current orientations):
     prismatic off-axis:  delta_child = -sum_k C_k J_lin_child,k      (rows u_k, orthonormal)
     prismatic limit:     the same along the axis, only while the limit is violated
 
-A correction is not a force. A body hinged to a static body (a revolute joint whose parent
-cannot move) and moved by delta back onto the fixed hinge keeps its angular momentum about
-the fixed hinge axis a:
-
-    L_child -= ((delta x m v_child) . a) a
-
-Without this, the next velocity solve projects the body's velocity, tangent to its old circle
-about the hinge, onto the new tangent and removes a fraction (w h)^2 / 2 of its turning energy
-every step: a door braked by friction would stop early. With it a friction-braked door follows
-the exact discrete solution of the clamped impulse.
-
-What is NOT restored (measured, see the tests): between two moving bodies, and for ball
-joints, the projection keeps that second-order loss; restoring all three components feeds a
-slender body's spin about its own axis back into itself (unstable), and the variants tried
-for moving hinges pumped energy in. The loss is dissipative and shrinks with dt.
-
 A tree with no static or kinematic body (a floating mechanism) is then shifted back so that
 its mass-weighted centre does not move. Loop-closing joints are left to the mass-weighted
 sweeps.
@@ -37,8 +21,8 @@ import numpy as np
 from numba import njit
 
 from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
-from .joint import BLOCK_KIND, PRISMATIC, REVOLUTE, joint_rows
-from .math3 import cross, dot, quat_mul, quat_rotate
+from .joint import BLOCK_KIND, PRISMATIC, joint_rows
+from .math3 import quat_rotate
 
 
 def build_tree(body_kind, body_mass, joint_body, root_kinds):
@@ -94,17 +78,7 @@ def _shift(pos, i, d0, d1, d2):
 
 
 @njit(nogil=True, cache=True)
-def _keep_hinge_momentum(state, model, child, axis, d0, d1, d2):
-    """L_child -= ((delta x m v_child) . a) a for a child moved by delta about a fixed hinge."""
-    m = 1.0 / model.body_inv_mass[child]
-    v = (m * state.body_vel[child, 0], m * state.body_vel[child, 1], m * state.body_vel[child, 2])
-    along = dot(cross((d0, d1, d2), v), axis)
-    for q in range(3):
-        state.body_angmom[child, q] -= along * axis[q]
-
-
-@njit(nogil=True, cache=True)
-def tree_pass(model, state, work, static_kind):
+def tree_pass(model, state, work):
     """Close every point lock (and prismatic off-axis / violated limit) of the tree joints."""
     pos, quat = state.body_pos, state.body_quat
     ngroup = model.group_count[0]
@@ -118,7 +92,6 @@ def tree_pass(model, state, work, static_kind):
         b = model.joint_body[j, 1]
         child_b = model.joint_child[j] == 1
         child = b if child_b else a
-        parent = a if child_b else b
         if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT:
             ra = quat_rotate((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]),
                              (model.joint_local_anchor[j, 0, 0], model.joint_local_anchor[j, 0, 1],
@@ -131,15 +104,6 @@ def tree_pass(model, state, work, static_kind):
             c2 = pos[b, 2] + rb[2] - pos[a, 2] - ra[2]
             sign = -1.0 if child_b else 1.0
             _shift(pos, child, sign * c0, sign * c1, sign * c2)
-            if jt == REVOLUTE and model.body_kind[parent] == static_kind:
-                side = 0 if child_b else 1       # the parent's side of the joint
-                pq = (quat[parent, 0], quat[parent, 1], quat[parent, 2], quat[parent, 3])
-                axis = quat_rotate(quat_mul(pq, (model.joint_local_frame[j, side, 0],
-                                                 model.joint_local_frame[j, side, 1],
-                                                 model.joint_local_frame[j, side, 2],
-                                                 model.joint_local_frame[j, side, 3])),
-                                   (1.0, 0.0, 0.0))
-                _keep_hinge_momentum(state, model, child, axis, sign * c0, sign * c1, sign * c2)
         elif jt == PRISMATIC:
             J, C = work.joint_J, work.joint_C
             coord = joint_rows(J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
@@ -181,3 +145,33 @@ def tree_pass(model, state, work, static_kind):
             if g >= 0 and acc[g, 3] > 0.0 and model.body_inv_mass[i] > 0.0:
                 for q in range(3):
                     pos[i, q] -= acc[g, q] / acc[g, 3]
+
+
+def build_islands(body_kind, joint_body, dynamic, kinematic):
+    """Islands of dynamic bodies connected by joints. Returns body_island (nbody,) (-1 for
+    bodies in no joint or not dynamic), island_driven (nisland,) (joined to a kinematic body)
+    and the island count."""
+    nbody = len(body_kind)
+    parent = list(range(nbody))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in joint_body:
+        if body_kind[a] == dynamic and body_kind[b] == dynamic:
+            parent[find(a)] = find(b)
+    body_island = np.full(nbody, -1, np.int64)
+    roots = {}
+    for a, b in joint_body:
+        for i in (a, b):
+            if body_kind[i] == dynamic:
+                body_island[i] = roots.setdefault(find(i), len(roots))
+    driven = np.zeros(len(roots), np.bool_)
+    for a, b in joint_body:
+        for i, other in ((a, b), (b, a)):
+            if body_kind[i] == kinematic and body_kind[other] == dynamic:
+                driven[body_island[other]] = True
+    return body_island, driven, len(roots)

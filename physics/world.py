@@ -19,7 +19,7 @@ from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRIS
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
 from .solver import step_many  # noqa: E402
-from .tree import build_tree  # noqa: E402
+from .tree import build_islands, build_tree  # noqa: E402
 
 
 class SimulationError(RuntimeError):
@@ -319,6 +319,7 @@ class World:
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
+            body_island=None, island_driven=None,
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
             load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
@@ -326,9 +327,12 @@ class World:
         )
         joint_child, tree_order, body_group, groups = build_tree(
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
+        body_island, island_driven, islands = build_islands(
+            kind, [j.bodies for j in J], DYNAMIC, KIND_KINEMATIC)
         self._model = self._model._replace(
             joint_child=joint_child, tree_order=tree_order, body_group=body_group,
-            group_count=np.array([groups], np.int64))
+            group_count=np.array([groups], np.int64), body_island=body_island,
+            island_driven=island_driven)
         old = getattr(self, "_carry", None)
         s = make_state(nb, nj)
         for i, b in enumerate(bodies):
@@ -347,7 +351,7 @@ class World:
             s.joint_impulse[:njo] = old.joint_impulse
             s.joint_coord[:njo] = old.joint_coord
         self._state = s
-        self._work = make_work(nb, nj, groups)
+        self._work = make_work(nb, nj, groups, islands)
         self._carry = None
 
     def _ready(self):
