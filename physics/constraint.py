@@ -73,7 +73,7 @@ def impulse_map(J, W, j, s, n, ima, iiw, a, b):
             W[j, s, r, q] = 0.0
 
 
-@njit(nogil=True, cache=True)
+@njit(**_JIT)
 def effective_mass_inverse(J, W, kinv, k3, j, s, n, kind):
     """kinv = (J W)^-1 for block s of joint j, skipping the columns the block's structure makes
     zero. Returns False if the block cannot move."""

@@ -31,7 +31,8 @@ from .constraint import (KIND_ANGULAR, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION, SL
                          solve_position_block)
 from .joint import (BLOCK_KIND, BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, HAS_ROTATION_BLOCKS,
                     PRISMATIC, joint_rows, joint_state)
-from .math3 import (mat_vec, quat_mul, quat_normalized, quat_rotate, quat_rotated, quat_to_mat,
+from .math3 import (half_turn, mat_vec, quat_mul, quat_normalized, quat_rotate, quat_rotated,
+                    quat_to_mat,
                     rotation_vector)
 from .model import DYNAMIC, STATIC
 from .tree import tree_pass
@@ -41,7 +42,7 @@ _JIT = dict(nogil=True, cache=True)
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
-GEOMETRY_SWEEPS = 4   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
+GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
 
 
@@ -205,7 +206,8 @@ def free_rotation_rate(q0, L, inv_inertia, h):
                 continue
             lb = quat_rotate((q[0], -q[1], -q[2], -q[3]), L)
             angle = frac * h * lb[part] * rate
-            c, sn = math.cos(0.5 * angle), math.sin(0.5 * angle)
+            c, s = half_turn(abs(angle))
+            sn = s * angle
             turn_b = (c, sn if part == 0 else 0.0, 0.0, sn if part == 2 else 0.0)
             q = quat_normalized(quat_mul(q, turn_b))
     v = rotation_vector(quat_mul(q, (q0[0], -q0[1], -q0[2], -q0[3])))
