@@ -32,10 +32,6 @@ def double_pendulum(**world_kw):
     return world
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: with two moving bodies the semi-implicit position update and the exact position "
-    "pass do not balance (they do for one degree of freedom): measured +5.9% of the "
-    "exchangeable energy in 10 s at dt 1/240, bounded at about +75% over minutes"))
 def test_frictionless_double_pendulum_energy_drift_below_1_percent_over_10_s():
     world = double_pendulum(dt=DT)
     bodies = [1, 2]
