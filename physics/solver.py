@@ -37,7 +37,7 @@ from .math3 import (half_turn, mat_vec, quat_mul, quat_normalized, quat_rotate, 
 from .model import DYNAMIC, STATIC
 from .tree import tree_pass
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
 # Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
