@@ -5,7 +5,7 @@ checked when the physics thread applies the command: a refused value leaves the 
 as it was and the reason appears in the next snapshot's `error`.
 """
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -60,8 +60,8 @@ class SetBodyForce:
     """A force at a body's centre of mass and a torque, world frame, acting until changed
     (for dragging a body with the mouse; send zeros to let go)."""
     body: str | int
-    force: Sequence[float] = field(default=(0.0, 0.0, 0.0))
-    torque: Sequence[float] = field(default=(0.0, 0.0, 0.0))
+    force: Sequence[float] = (0.0, 0.0, 0.0)
+    torque: Sequence[float] = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -75,4 +75,5 @@ class Quit:
     """End the physics thread (see PhysicsThread.stop)."""
 
 
-Command = Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce | Load | Quit
+Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
+           | Load | Quit)

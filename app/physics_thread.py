@@ -91,12 +91,14 @@ class PhysicsThread(threading.Thread):
         self._commands.put(command)
 
     def start(self):
+        """Start the thread; until `stop`, the interpreter switches threads every 0.5 ms."""
         self._saved_switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         super().start()
 
     def stop(self, timeout=5.0):
-        """Ask the thread to end and wait up to `timeout` s; True if it has ended."""
+        """Ask the thread to end (after the commands already sent) and wait up to `timeout`
+        s; True if it has ended."""
         self.send(Quit())
         if self.ident is not None:
             self.join(timeout)
@@ -120,7 +122,7 @@ class PhysicsThread(threading.Thread):
             last = now
             for command in commands:
                 if isinstance(command, Quit):
-                    self._publish()
+                    self._guarded("publishing", self._publish)
                     return
                 self._guarded(type(command).__name__, self._apply, command)
             if not self._paused:
@@ -223,7 +225,7 @@ class PhysicsThread(threading.Thread):
             value = math.nan
         if not SPEED_MIN <= value <= SPEED_MAX:  # also refuses NaN
             self._report(f"speed must be between 1/32 and 4 (got {factor}); "
-                         f"it stays {self._speed:g}")
+                         "the previous value is kept")
             return
         self._speed = value
         self._start_rates()

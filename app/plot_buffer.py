@@ -92,11 +92,12 @@ class PlotBuffer:
         if n + k > capacity // 2:
             capacity = max(MIN_CAPACITY, 2 * (n + k))
         live = slice(self._lo, self._hi)
-        old = self._t[live], self._steps[live], self._joint[:, :, live], self._stats[:, live]
+        t, steps = self._t[live].copy(), self._steps[live].copy()
+        joint, stats = self._joint[:, :, live].copy(), self._stats[:, live].copy()
         if capacity != self._t.shape[0]:
             self._allocate(self._joint.shape[0], capacity)
         self._t[:n], self._steps[:n], self._joint[:, :, :n], self._stats[:, :n] = \
-            (a.copy() for a in old)  # copies: the old and new places may overlap
+            t, steps, joint, stats
         self._lo, self._hi = 0, n
 
     def clear(self):
