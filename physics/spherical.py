@@ -5,7 +5,7 @@ Symbols as in lock.py.
     slot 4  friction (3 rows): row i: J = [0, -e_i, 0, e_i], Cdot = wB - wA;
             K = IA^-1 + IB^-1 (paper 000), the accumulated 3-vector p is clamped jointly onto the
             ball ||p|| <= tau_max dt (eq. 16), never row by row.
-    angle   the rotation angle of q_rel = conj(qfA) qfB, in [0, pi] (reported, no limit rows)
+    angle   the rotation angle of q_rel = conj(qfA) qfB, in [0, pi] (reported only, no limits)
 """
 import math
 
@@ -22,12 +22,13 @@ _AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 @njit(**_JIT)
 def spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb):
-    """Fill the spherical blocks; returns the relative rotation angle."""
+    """Fill the spherical blocks. Returns 0: a ball joint has no limit rows that would need its
+    angle (reports take it from spherical_state)."""
     point_lock(J, C, j, SLOT_EQ0, xa, xb, ra, rb)
     for i in range(3):
         e = _AXES[i]
         set_row(J, j, SLOT_FRICTION, i, _ZERO, neg(e), _ZERO, e)
-    return spherical_state(qfa, qfb, _ZERO, _ZERO)[0]
+    return 0.0
 
 
 @njit(**_JIT)
