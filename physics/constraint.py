@@ -135,85 +135,6 @@ def clamp_accumulated(s, p, radius):
 
 
 @njit(**_JIT)
-def turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2):
-    """wA = wA_old + W_angA dp, wB = wB_old + W_angB dp (the angular columns of W)."""
-    angvel[a, 0] = wa0 + W[j, s, 0, 3] * d0 + W[j, s, 1, 3] * d1 + W[j, s, 2, 3] * d2
-    angvel[a, 1] = wa1 + W[j, s, 0, 4] * d0 + W[j, s, 1, 4] * d1 + W[j, s, 2, 4] * d2
-    angvel[a, 2] = wa2 + W[j, s, 0, 5] * d0 + W[j, s, 1, 5] * d1 + W[j, s, 2, 5] * d2
-    angvel[b, 0] = wb0 + W[j, s, 0, 9] * d0 + W[j, s, 1, 9] * d1 + W[j, s, 2, 9] * d2
-    angvel[b, 1] = wb1 + W[j, s, 0, 10] * d0 + W[j, s, 1, 10] * d1 + W[j, s, 2, 10] * d2
-    angvel[b, 2] = wb2 + W[j, s, 0, 11] * d0 + W[j, s, 1, 11] * d1 + W[j, s, 2, 11] * d2
-
-
-@njit(**_JIT)
-def solve_point_block(J, W, kinv, impulse, j, s, vel, angvel, a, b):
-    """A point lock (3 equality rows, J_lin = -E for A and +E for B):
-    Cdot = vB - vA + J_angA wA + J_angB wB;  dp = -K^-1 Cdot;  no clamp. Returns |dp|^2."""
-    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
-    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
-    c0 = (vel[b, 0] - vel[a, 0] + J[j, s, 0, 3] * wa0 + J[j, s, 0, 4] * wa1 + J[j, s, 0, 5] * wa2
-          + J[j, s, 0, 9] * wb0 + J[j, s, 0, 10] * wb1 + J[j, s, 0, 11] * wb2)
-    c1 = (vel[b, 1] - vel[a, 1] + J[j, s, 1, 3] * wa0 + J[j, s, 1, 4] * wa1 + J[j, s, 1, 5] * wa2
-          + J[j, s, 1, 9] * wb0 + J[j, s, 1, 10] * wb1 + J[j, s, 1, 11] * wb2)
-    c2 = (vel[b, 2] - vel[a, 2] + J[j, s, 2, 3] * wa0 + J[j, s, 2, 4] * wa1 + J[j, s, 2, 5] * wa2
-          + J[j, s, 2, 9] * wb0 + J[j, s, 2, 10] * wb1 + J[j, s, 2, 11] * wb2)
-    k = kinv
-    d0 = -(k[j, s, 0, 0] * c0 + k[j, s, 0, 1] * c1 + k[j, s, 0, 2] * c2)
-    d1 = -(k[j, s, 1, 0] * c0 + k[j, s, 1, 1] * c1 + k[j, s, 1, 2] * c2)
-    d2 = -(k[j, s, 2, 0] * c0 + k[j, s, 2, 1] * c1 + k[j, s, 2, 2] * c2)
-    impulse[j, s, 0] += d0
-    impulse[j, s, 1] += d1
-    impulse[j, s, 2] += d2
-    vel[a, 0] += W[j, s, 0, 0] * d0
-    vel[a, 1] += W[j, s, 1, 1] * d1
-    vel[a, 2] += W[j, s, 2, 2] * d2
-    vel[b, 0] += W[j, s, 0, 6] * d0
-    vel[b, 1] += W[j, s, 1, 7] * d1
-    vel[b, 2] += W[j, s, 2, 8] * d2
-    turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
-    return d0 * d0 + d1 * d1 + d2 * d2
-
-
-@njit(**_JIT)
-def solve_angular_block(J, W, kinv, bias, impulse, j, s, n, radius, angvel, a, b):
-    """An angular block (J_lin = 0, J_angA = -J_angB, rows past n are zero):
-    Cdot = J_angB (wB - wA);  dp = -K^-1 (Cdot + bias);  clamp by slot.
-    Returns (|dp|^2, whether the clamp acted)."""
-    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
-    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
-    dw0, dw1, dw2 = wb0 - wa0, wb1 - wa1, wb2 - wa2
-    e0 = -(J[j, s, 0, 9] * dw0 + J[j, s, 0, 10] * dw1 + J[j, s, 0, 11] * dw2 + bias[j, s, 0])
-    e1 = 0.0
-    e2 = 0.0
-    if n > 1:
-        e1 = -(J[j, s, 1, 9] * dw0 + J[j, s, 1, 10] * dw1 + J[j, s, 1, 11] * dw2 + bias[j, s, 1])
-    if n > 2:
-        e2 = -(J[j, s, 2, 9] * dw0 + J[j, s, 2, 10] * dw1 + J[j, s, 2, 11] * dw2 + bias[j, s, 2])
-    k = kinv
-    o0, o1, o2 = impulse[j, s, 0], impulse[j, s, 1], impulse[j, s, 2]
-    p0 = o0 + k[j, s, 0, 0] * e0 + k[j, s, 0, 1] * e1 + k[j, s, 0, 2] * e2
-    p1 = o1 + k[j, s, 1, 0] * e0 + k[j, s, 1, 1] * e1 + k[j, s, 1, 2] * e2
-    p2 = o2 + k[j, s, 2, 0] * e0 + k[j, s, 2, 1] * e1 + k[j, s, 2, 2] * e2
-    clamped = False
-    if s == SLOT_FRICTION:
-        m2 = p0 * p0 + p1 * p1 + p2 * p2
-        if m2 > radius * radius:
-            f = radius / math.sqrt(m2)
-            p0, p1, p2 = p0 * f, p1 * f, p2 * f
-            clamped = True
-    elif s == SLOT_LOWER or s == SLOT_UPPER:
-        if p0 < 0.0:
-            p0 = 0.0
-            clamped = True
-    impulse[j, s, 0] = p0
-    impulse[j, s, 1] = p1
-    impulse[j, s, 2] = p2
-    d0, d1, d2 = p0 - o0, p1 - o1, p2 - o2
-    turn_bodies(W, j, s, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
-    return d0 * d0 + d1 * d1 + d2 * d2, clamped
-
-
-@njit(**_JIT)
 def solve_general_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel, a, b):
     """Any block, all 12 columns. Returns (|dp|^2, whether the clamp acted)."""
     e0 = -(row_velocity(J, j, s, 0, vel, angvel, a, b) + bias[j, s, 0])
@@ -283,3 +204,110 @@ def _move_body(W, j, s, n, lam, col, i, pos, quat):
                                   z + 0.5 * (t2 * w + t0 * y - t1 * x)))
         for q in range(4):
             quat[i, q] = turned[q]
+
+
+# ---- packed blocks -----------------------------------------------------------------------
+# The Gauss-Seidel loop reads one contiguous record per active block instead of J, W and K^-1
+# spread over three arrays: block_data (nblock, PACK). The block's structure picks the
+# arithmetic: a POINT block has J_lin = -E (A), +E (B), so Cdot = vB - vA + J_angA wA +
+# J_angB wB; an ANGULAR block has J_lin = 0 and J_angA = -J_angB, so Cdot = J_angB (wB - wA);
+# a GENERAL block (prismatic rows) is solved from J, W, K^-1 with all 12 columns. Point blocks keep J_angA, J_angB, the
+# diagonals of W_linA, W_linB, W_angA, W_angB and K^-1; angular blocks keep U = J_angB, W_angA,
+# W_angB, K^-1 and the bias. Offsets:
+P_JA, P_JB, P_LA, P_LB, P_WA, P_WB, P_K = 0, 9, 18, 21, 24, 33, 42
+A_U, A_WA, A_WB, A_K, A_BIAS = 0, 9, 18, 27, 36
+PACK = 51
+
+
+@njit(**_JIT)
+def pack_block(J, W, kinv, bias, j, s, kind, out):
+    """Copy block s of joint j into its record out (PACK,) for the packed solves."""
+    if kind == KIND_POINT:
+        for r in range(3):
+            out[P_LA + r] = W[j, s, r, r]
+            out[P_LB + r] = W[j, s, r, 6 + r]
+            for c in range(3):
+                out[P_JA + 3 * r + c] = J[j, s, r, 3 + c]
+                out[P_JB + 3 * r + c] = J[j, s, r, 9 + c]
+                out[P_WA + 3 * r + c] = W[j, s, r, 3 + c]
+                out[P_WB + 3 * r + c] = W[j, s, r, 9 + c]
+                out[P_K + 3 * r + c] = kinv[j, s, r, c]
+    else:
+        for r in range(3):
+            out[A_BIAS + r] = bias[j, s, r]
+            for c in range(3):
+                out[A_U + 3 * r + c] = J[j, s, r, 9 + c]
+                out[A_WA + 3 * r + c] = W[j, s, r, 3 + c]
+                out[A_WB + 3 * r + c] = W[j, s, r, 9 + c]
+                out[A_K + 3 * r + c] = kinv[j, s, r, c]
+
+
+@njit(**_JIT)
+def solve_packed_point(d, p, k, vel, angvel, a, b):
+    """A point lock (3 equality rows): dp = -K^-1 Cdot, no clamp, applied with W. The record is
+    row k of d, the impulses row k of p (nblock, 3). Returns |dp|^2."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    c0 = (vel[b, 0] - vel[a, 0] + d[k, 0] * wa0 + d[k, 1] * wa1 + d[k, 2] * wa2
+          + d[k, 9] * wb0 + d[k, 10] * wb1 + d[k, 11] * wb2)
+    c1 = (vel[b, 1] - vel[a, 1] + d[k, 3] * wa0 + d[k, 4] * wa1 + d[k, 5] * wa2
+          + d[k, 12] * wb0 + d[k, 13] * wb1 + d[k, 14] * wb2)
+    c2 = (vel[b, 2] - vel[a, 2] + d[k, 6] * wa0 + d[k, 7] * wa1 + d[k, 8] * wa2
+          + d[k, 15] * wb0 + d[k, 16] * wb1 + d[k, 17] * wb2)
+    d0 = -(d[k, 42] * c0 + d[k, 43] * c1 + d[k, 44] * c2)
+    d1 = -(d[k, 45] * c0 + d[k, 46] * c1 + d[k, 47] * c2)
+    d2 = -(d[k, 48] * c0 + d[k, 49] * c1 + d[k, 50] * c2)
+    p[k, 0] += d0
+    p[k, 1] += d1
+    p[k, 2] += d2
+    vel[a, 0] += d[k, 18] * d0
+    vel[a, 1] += d[k, 19] * d1
+    vel[a, 2] += d[k, 20] * d2
+    vel[b, 0] += d[k, 21] * d0
+    vel[b, 1] += d[k, 22] * d1
+    vel[b, 2] += d[k, 23] * d2
+    angvel[a, 0] = wa0 + d[k, 24] * d0 + d[k, 27] * d1 + d[k, 30] * d2
+    angvel[a, 1] = wa1 + d[k, 25] * d0 + d[k, 28] * d1 + d[k, 31] * d2
+    angvel[a, 2] = wa2 + d[k, 26] * d0 + d[k, 29] * d1 + d[k, 32] * d2
+    angvel[b, 0] = wb0 + d[k, 33] * d0 + d[k, 36] * d1 + d[k, 39] * d2
+    angvel[b, 1] = wb1 + d[k, 34] * d0 + d[k, 37] * d1 + d[k, 40] * d2
+    angvel[b, 2] = wb2 + d[k, 35] * d0 + d[k, 38] * d1 + d[k, 41] * d2
+    return d0 * d0 + d1 * d1 + d2 * d2
+
+
+@njit(**_JIT)
+def solve_packed_angular(d, p, k, s, radius, angvel, a, b):
+    """An angular block (rows past n are zero): dp = -K^-1 (Cdot + bias), the accumulated
+    impulse clamped by slot (friction ball, limit >= 0). Returns (|dp|^2, clamped)."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    dw0, dw1, dw2 = wb0 - wa0, wb1 - wa1, wb2 - wa2
+    e0 = -(d[k, 0] * dw0 + d[k, 1] * dw1 + d[k, 2] * dw2 + d[k, 36])
+    e1 = -(d[k, 3] * dw0 + d[k, 4] * dw1 + d[k, 5] * dw2 + d[k, 37])
+    e2 = -(d[k, 6] * dw0 + d[k, 7] * dw1 + d[k, 8] * dw2 + d[k, 38])
+    o0, o1, o2 = p[k, 0], p[k, 1], p[k, 2]
+    p0 = o0 + d[k, 27] * e0 + d[k, 28] * e1 + d[k, 29] * e2
+    p1 = o1 + d[k, 30] * e0 + d[k, 31] * e1 + d[k, 32] * e2
+    p2 = o2 + d[k, 33] * e0 + d[k, 34] * e1 + d[k, 35] * e2
+    clamped = False
+    if s == SLOT_FRICTION:
+        m2 = p0 * p0 + p1 * p1 + p2 * p2
+        if m2 > radius * radius:
+            f = radius / math.sqrt(m2)
+            p0, p1, p2 = p0 * f, p1 * f, p2 * f
+            clamped = True
+    elif s == SLOT_LOWER or s == SLOT_UPPER:
+        if p0 < 0.0:
+            p0 = 0.0
+            clamped = True
+    p[k, 0] = p0
+    p[k, 1] = p1
+    p[k, 2] = p2
+    d0, d1, d2 = p0 - o0, p1 - o1, p2 - o2
+    angvel[a, 0] = wa0 + d[k, 9] * d0 + d[k, 12] * d1 + d[k, 15] * d2
+    angvel[a, 1] = wa1 + d[k, 10] * d0 + d[k, 13] * d1 + d[k, 16] * d2
+    angvel[a, 2] = wa2 + d[k, 11] * d0 + d[k, 14] * d1 + d[k, 17] * d2
+    angvel[b, 0] = wb0 + d[k, 18] * d0 + d[k, 21] * d1 + d[k, 24] * d2
+    angvel[b, 1] = wb1 + d[k, 19] * d0 + d[k, 22] * d1 + d[k, 25] * d2
+    angvel[b, 2] = wb2 + d[k, 20] * d0 + d[k, 23] * d1 + d[k, 26] * d2
+    return d0 * d0 + d1 * d1 + d2 * d2, clamped

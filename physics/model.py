@@ -8,7 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .constraint import MAX_BLOCKS
+from .constraint import MAX_BLOCKS, PACK
 
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
@@ -76,6 +76,8 @@ Work = namedtuple("Work", [
     "joint_clamped",         # (njoint, MAX_BLOCKS) bool
     "block_count",           # (1,) int64 active blocks this step
     "block_list",            # (njoint * MAX_BLOCKS, 6) int64: joint, slot, rows, kind, body A, B
+    "block_data",            # (njoint * MAX_BLOCKS, PACK) packed rows of each block (constraint.py)
+    "block_impulse",         # (njoint * MAX_BLOCKS, 3) accumulated impulses during a solve
     "k3",                    # (3, 3) scratch
 ])
 
@@ -124,4 +126,6 @@ def make_work(nbody, njoint, ngroup, nisland):
         joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
         joint_bias=np.zeros(blocks + (3,)), joint_rows=np.zeros(blocks, np.int64),
         joint_clamped=np.zeros(blocks, np.bool_), block_count=np.zeros(1, np.int64),
-        block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64), k3=np.zeros((3, 3)))
+        block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64),
+        block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
+        block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)))

@@ -25,10 +25,10 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
-from .constraint import (KIND_ANGULAR, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER,
-                         SLOT_UPPER, apply_impulse, effective_mass_inverse, impulse_map,
-                         solve_angular_block, solve_general_block, solve_point_block,
-                         solve_position_block)
+from .constraint import (KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION,
+                         SLOT_LOWER, SLOT_UPPER, apply_impulse, effective_mass_inverse,
+                         impulse_map, pack_block, solve_general_block, solve_packed_angular,
+                         solve_packed_point, solve_position_block)
 from .joint import (BLOCK_KIND, BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, HAS_ROTATION_BLOCKS,
                     PRISMATIC, joint_rows, joint_state)
 from .math3 import (half_turn, mat_vec, quat_mul, quat_normalized, quat_rotate, quat_rotated,
@@ -140,6 +140,9 @@ def follow_geometry(model, state, work, settings):
     J, W, kinv = work.joint_J, work.joint_W, work.joint_kinv
     p = work.geometry_impulse
     p[:] = 0.0
+    pk = work.block_impulse
+    pk[:] = 0.0
+    data = work.block_data
     vel, angvel = state.body_vel, state.body_angvel
     blocks = work.block_list
     tol2 = settings.tolerance * settings.tolerance
@@ -151,10 +154,9 @@ def follow_geometry(model, state, work, settings):
             if s >= SLOT_LOWER:
                 continue
             if kind == KIND_POINT:
-                dp2 = solve_point_block(J, W, kinv, p, j, s, vel, angvel, a, b)
+                dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             elif kind == KIND_ANGULAR:
-                dp2, _ = solve_angular_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
-                                             angvel, a, b)
+                dp2, _ = solve_packed_angular(data, pk, k, s, 0.0, angvel, a, b)
             else:
                 dp2, _ = solve_general_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
                                              vel, angvel, a, b)
@@ -266,6 +268,8 @@ def prepare_joints(model, state, work, settings):
                 gap = coord - lo if s == SLOT_LOWER else hi - coord
                 if gap > 0.0:
                     bias[j, s, 0] = gap / h
+            if BLOCK_KIND[jt, s] != KIND_GENERAL:
+                pack_block(J, W, kinv, bias, j, s, BLOCK_KIND[jt, s], work.block_data[count - 1])
     work.block_count[0] = count
 
 
@@ -308,6 +312,9 @@ def warm_start(model, state, work, settings):
                 p[j, s, :] *= radius / m
         apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
                       state.body_vel, state.body_angvel, blocks[k, 4], blocks[k, 5])
+    for k in range(work.block_count[0]):
+        for q in range(3):
+            work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
 
 
 @njit(**_JIT)
@@ -321,6 +328,7 @@ def solve_velocities(model, state, work, settings):
     blocks = work.block_list
     J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
     p = state.joint_impulse
+    pk, data = work.block_impulse, work.block_data
     vel, angvel, friction = state.body_vel, state.body_angvel, model.joint_friction
     for it in range(settings.iterations):
         worst = 0.0
@@ -328,11 +336,11 @@ def solve_velocities(model, state, work, settings):
             j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
                                    blocks[k, 4], blocks[k, 5])
             if kind == KIND_POINT:
-                dp2 = solve_point_block(J, W, kinv, p, j, s, vel, angvel, a, b)
+                dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             else:
                 if kind == KIND_ANGULAR:
-                    dp2, clamped = solve_angular_block(J, W, kinv, bias, p, j, s, n,
-                                                       friction[j] * h, angvel, a, b)
+                    dp2, clamped = solve_packed_angular(data, pk, k, s, friction[j] * h,
+                                                        angvel, a, b)
                 else:
                     dp2, clamped = solve_general_block(J, W, kinv, bias, p, j, s, n,
                                                        friction[j] * h, vel, angvel, a, b)
@@ -345,6 +353,11 @@ def solve_velocities(model, state, work, settings):
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
+    # the packed blocks' impulses back to their joints (warm start, reports)
+    for k in range(work.block_count[0]):
+        if blocks[k, 3] != KIND_GENERAL:
+            for q in range(3):
+                p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
     state.solver_stats[0] = done
     state.solver_stats[1] = math.sqrt(worst)
     state.solver_stats[2] = monotonic_seconds() - start
