@@ -1,4 +1,4 @@
-"""Constraint blocks: the rows every joint is made of, and the one routine that solves them.
+"""Constraint blocks: the rows every joint is made of, and the routines that solve them.
 
 A joint is up to MAX_BLOCKS blocks of 1 to 3 scalar rows each, in fixed slots:
 
@@ -35,7 +35,7 @@ from .math3 import inverse3, mat_vec, quat_normalized
 
 MAX_BLOCKS = 5
 SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, SLOT_FRICTION = 0, 1, 2, 3, 4
-# block structures (see solve_velocity_block); rows past n in J and W are kept at zero
+# block structures (see "packed blocks" below); rows past n in J, W and K^-1 are kept at zero
 KIND_POINT, KIND_ANGULAR, KIND_GENERAL = 0, 1, 2
 # a block's correction per position iteration is capped so that a bad start cannot explode
 MAX_CORRECTION = 0.2
