@@ -243,6 +243,16 @@ def pack_block(J, W, kinv, bias, j, s, kind, out):
 
 
 @njit(**_JIT)
+def _turn(d, k, oa, ob, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2):
+    """wA = wA_old + W_angA dp, wB = wB_old + W_angB dp, with W_ang rows at offsets oa, ob."""
+    for c in range(3):
+        angvel[a, c] = (wa0 if c == 0 else (wa1 if c == 1 else wa2)) + (
+            d[k, oa + c] * d0 + d[k, oa + 3 + c] * d1 + d[k, oa + 6 + c] * d2)
+        angvel[b, c] = (wb0 if c == 0 else (wb1 if c == 1 else wb2)) + (
+            d[k, ob + c] * d0 + d[k, ob + 3 + c] * d1 + d[k, ob + 6 + c] * d2)
+
+
+@njit(**_JIT)
 def solve_packed_point(d, p, k, vel, angvel, a, b):
     """A point lock (3 equality rows): dp = -K^-1 Cdot, no clamp, applied with W. The record is
     row k of d, the impulses row k of p (nblock, 3). Returns |dp|^2."""
@@ -266,12 +276,7 @@ def solve_packed_point(d, p, k, vel, angvel, a, b):
     vel[b, 0] += d[k, 21] * d0
     vel[b, 1] += d[k, 22] * d1
     vel[b, 2] += d[k, 23] * d2
-    angvel[a, 0] = wa0 + d[k, 24] * d0 + d[k, 27] * d1 + d[k, 30] * d2
-    angvel[a, 1] = wa1 + d[k, 25] * d0 + d[k, 28] * d1 + d[k, 31] * d2
-    angvel[a, 2] = wa2 + d[k, 26] * d0 + d[k, 29] * d1 + d[k, 32] * d2
-    angvel[b, 0] = wb0 + d[k, 33] * d0 + d[k, 36] * d1 + d[k, 39] * d2
-    angvel[b, 1] = wb1 + d[k, 34] * d0 + d[k, 37] * d1 + d[k, 40] * d2
-    angvel[b, 2] = wb2 + d[k, 35] * d0 + d[k, 38] * d1 + d[k, 41] * d2
+    _turn(d, k, P_WA, P_WB, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
     return d0 * d0 + d1 * d1 + d2 * d2
 
 
@@ -304,10 +309,5 @@ def solve_packed_angular(d, p, k, s, radius, angvel, a, b):
     p[k, 1] = p1
     p[k, 2] = p2
     d0, d1, d2 = p0 - o0, p1 - o1, p2 - o2
-    angvel[a, 0] = wa0 + d[k, 9] * d0 + d[k, 12] * d1 + d[k, 15] * d2
-    angvel[a, 1] = wa1 + d[k, 10] * d0 + d[k, 13] * d1 + d[k, 16] * d2
-    angvel[a, 2] = wa2 + d[k, 11] * d0 + d[k, 14] * d1 + d[k, 17] * d2
-    angvel[b, 0] = wb0 + d[k, 18] * d0 + d[k, 21] * d1 + d[k, 24] * d2
-    angvel[b, 1] = wb1 + d[k, 19] * d0 + d[k, 22] * d1 + d[k, 25] * d2
-    angvel[b, 2] = wb2 + d[k, 20] * d0 + d[k, 23] * d1 + d[k, 26] * d2
+    _turn(d, k, A_WA, A_WB, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2)
     return d0 * d0 + d1 * d1 + d2 * d2, clamped
