@@ -1,0 +1,110 @@
+"""From body poses and shapes to per-instance data: model matrices, colours and bounds.
+
+Inputs are plain arrays as a snapshot holds them: positions (n, 3), quaternions (n, 4) in
+(w, x, y, z) order and a shape per body (a physics shape with ``kind`` and ``size``, or None
+for the shapeless world body).  Nothing here needs a GL context.
+"""
+import colorsys
+
+import numpy as np
+
+from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, SPHERE
+
+# The meshes the renderer owns; every shape kind is drawn with one or more of them.
+MESHES = ("box", "sphere", "cylinder")
+GOLDEN = 0.6180339887498949  # hue step: neighbouring bodies get clearly different hues
+
+
+def body_colour(index):
+    """A deterministic colour (r, g, b) in [0, 1] for body number `index`."""
+    hue = (0.08 + index * GOLDEN) % 1.0
+    return colorsys.hsv_to_rgb(hue, 0.55, 0.9)
+
+
+def rotation_matrices(quat):
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4) (w, x, y, z); normalised first."""
+    q = np.asarray(quat, dtype=float).reshape(-1, 4)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], 1)
+
+
+def _model(pos, rot, scale):
+    """Column-major model matrix T R S, flattened to 16 floats as GLSL's mat4 expects."""
+    m = np.eye(4)
+    m[:3, :3] = rot * np.asarray(scale, dtype=float)
+    m[:3, 3] = pos
+    return m.T.reshape(16)
+
+
+def body_instances(body_pos, body_quat, body_shapes):
+    """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b."""
+    rows = {name: [] for name in MESHES}
+    rots = rotation_matrices(body_quat)
+    for i, shape in enumerate(body_shapes):
+        if shape is None:
+            continue
+        pos, rot, colour = np.asarray(body_pos[i], dtype=float), rots[i], body_colour(i)
+        a, b, c = shape.size
+        if shape.kind == BOX:
+            parts = [("box", pos, (a, b, c))]
+        elif shape.kind == SPHERE:
+            parts = [("sphere", pos, (a, a, a))]
+        elif shape.kind == ELLIPSOID:
+            parts = [("sphere", pos, (a, b, c))]
+        elif shape.kind == CYLINDER:
+            parts = [("cylinder", pos, (a, a, b))]
+        elif shape.kind == CAPSULE:
+            # A cylinder with a whole sphere at each end: the inner halves hide in the cylinder.
+            axis = rot[:, 2] * b
+            parts = [("cylinder", pos, (a, a, b)), ("sphere", pos + axis, (a, a, a)),
+                     ("sphere", pos - axis, (a, a, a))]
+        else:
+            raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
+        for mesh, centre, scale in parts:
+            rows[mesh].append(np.concatenate([_model(centre, rot, scale), colour]))
+    return {name: np.array(r, dtype="f4").reshape(-1, 19) for name, r in rows.items()}
+
+
+def point_instances(points, radius, colours):
+    """Rows (k, 19) drawing a sphere of `radius` at each point (k, 3) in colours (k, 3)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    colours = np.asarray(colours, dtype=float).reshape(-1, 3)
+    rows = [np.concatenate([_model(p, np.eye(3), (radius,) * 3), c])
+            for p, c in zip(points, colours)]
+    return np.array(rows, dtype="f4").reshape(-1, 19)
+
+
+def _half_extent(shape, rot):
+    """Half-size (3,) of the world-axis box around a shape turned by rot (3, 3); exact for
+    boxes, spheres and capsules, a little generous for cylinders and ellipsoids."""
+    a, b, c = shape.size
+    spread = np.abs(rot)
+    if shape.kind == SPHERE:
+        return np.full(3, a)
+    if shape.kind == CAPSULE:
+        return spread @ (0.0, 0.0, b) + a
+    if shape.kind == CYLINDER:
+        return spread @ (a, a, b)
+    return spread @ (a, b, c)  # box, ellipsoid
+
+
+def scene_bounds(body_pos, body_quat, body_shapes, points=()):
+    """(min (3,), max (3,)) around every shaped body and the extra points (k, 3)."""
+    lo, hi = [], []
+    rots = rotation_matrices(body_quat)
+    for pos, rot, shape in zip(np.asarray(body_pos, dtype=float), rots, body_shapes):
+        if shape is not None:
+            half = _half_extent(shape, rot)
+            lo.append(pos - half)
+            hi.append(pos + half)
+    for p in np.asarray(points, dtype=float).reshape(-1, 3):
+        lo.append(p)
+        hi.append(p)
+    if not lo:
+        return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])
+    return np.min(lo, axis=0), np.max(hi, axis=0)

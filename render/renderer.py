@@ -1,0 +1,129 @@
+"""The scene renderer: instanced, lit primitive shapes, joint anchors and a ground grid.
+
+`Renderer.draw` takes plain arrays (the fields of an app snapshot): body positions,
+quaternions and shapes, and optionally joint anchor points with their stick/slip flags.
+Each mesh (box, sphere, cylinder) is drawn with one instanced call per frame.
+"""
+import math
+
+import numpy as np
+
+from . import meshes
+from .instances import MESHES, body_instances, point_instances, scene_bounds
+from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
+
+BACKGROUND = (0.13, 0.14, 0.17)
+# Towards the light: from above, in front and to the left of the default view.
+LIGHT_DIR = np.array([0.35, -0.55, 0.76]) / np.linalg.norm([0.35, -0.55, 0.76])
+STICK_COLOUR = (0.2, 0.45, 0.95)   # joint anchors whose friction holds
+SLIP_COLOUR = (1.0, 0.55, 0.1)     # joint anchors that slide
+ANCHOR_SIZE = 0.012                # anchor dot radius as a fraction of half the view height
+ANCHOR_MAX = 2.5                   # ... but at most this many times the thinnest body's half-width
+GRID_MARGIN = 1.25                 # the grid reaches this far beyond the framed bodies
+INSTANCE_LAYOUT = "4f 4f 4f 4f 3f/i"  # a mat4 arrives as four column vec4s
+INSTANCE_ATTRIBUTES = ("in_model0", "in_model1", "in_model2", "in_model3", "in_colour")
+
+
+class _InstancedMesh:
+    """One mesh and a growable per-instance buffer drawn with it in a single call."""
+
+    def __init__(self, ctx, program, vertices):
+        self.ctx, self.program = ctx, program
+        self.vertices = ctx.buffer(vertices.tobytes())
+        self.capacity = 0
+        self.instances = self.vao = None
+
+    def draw(self, rows):
+        if len(rows) == 0:
+            return
+        if len(rows) > self.capacity:
+            self._grow(len(rows))
+        self.instances.write(rows.tobytes())
+        self.vao.render(instances=len(rows))
+
+    def _grow(self, count):
+        self.release_instances()
+        self.capacity = max(count, 2 * self.capacity, 16)
+        self.instances = self.ctx.buffer(reserve=self.capacity * 19 * 4, dynamic=True)
+        self.vao = self.ctx.vertex_array(self.program, [
+            (self.vertices, "3f 3f", "in_position", "in_normal"),
+            (self.instances, INSTANCE_LAYOUT, *INSTANCE_ATTRIBUTES),
+        ])
+
+    def release_instances(self):
+        for obj in (self.vao, self.instances):
+            if obj is not None:
+                obj.release()
+
+    def release(self):
+        self.release_instances()
+        self.vertices.release()
+
+
+class Renderer:
+    """Draws into whichever framebuffer is in use; owns its GL programs and buffers."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.solid = ctx.program(vertex_shader=SOLID_VERTEX, fragment_shader=SOLID_FRAGMENT)
+        self.line = ctx.program(vertex_shader=LINE_VERTEX, fragment_shader=LINE_FRAGMENT)
+        self.meshes = {name: _InstancedMesh(ctx, self.solid, getattr(meshes, name)())
+                       for name in MESHES}
+        self.anchors = _InstancedMesh(ctx, self.solid, meshes.sphere(rings=8, segments=16))
+        self.grid_vbo = self.grid_vao = None
+        self.grid_extent = None
+        self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
+
+    def fit_grid(self, bounds):
+        """Size the ground grid (centred on the origin, where its axes cross) to cover bounds."""
+        lo, hi = bounds
+        half = GRID_MARGIN * max(float(np.max(np.abs(lo[:2]))), float(np.max(np.abs(hi[:2]))),
+                                 0.5)
+        spacing = meshes.nice_spacing(half)
+        if self.grid_extent == (half, spacing):
+            return
+        if self.grid_vao is not None:
+            self.grid_vao.release()
+            self.grid_vbo.release()
+        self.grid_extent = (half, spacing)
+        self.grid_vbo = self.ctx.buffer(meshes.grid(half, spacing).tobytes())
+        self.grid_vao = self.ctx.vertex_array(
+            self.line, [(self.grid_vbo, "3f 3f", "in_position", "in_colour")])
+
+    @staticmethod
+    def bounds(body_pos, body_quat, body_shapes, joint_anchors=()):
+        """What `OrbitCamera.frame` and `fit_grid` should cover for these bodies."""
+        return scene_bounds(body_pos, body_quat, body_shapes, joint_anchors)
+
+    def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
+             joint_sliding=None):
+        """Clear and draw one picture.  joint_anchors (njoint, 3) are drawn as dots, orange
+        where joint_sliding (njoint,) is true and blue where the joint sticks."""
+        ctx = self.ctx
+        ctx.clear(*BACKGROUND, 1.0, depth=1.0)
+        ctx.enable(ctx.DEPTH_TEST)
+        view_projection = camera.view_projection(aspect).T.astype("f4").tobytes()
+        self.line["u_view_projection"].write(view_projection)
+        self.grid_vao.render(ctx.LINES)
+
+        self.solid["u_view_projection"].write(view_projection)
+        self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
+        self.solid["u_eye"].value = tuple(camera.eye)
+        for name, rows in body_instances(body_pos, body_quat, body_shapes).items():
+            self.meshes[name].draw(rows)
+        if joint_anchors is not None and len(joint_anchors):
+            sliding = (np.zeros(len(joint_anchors), bool) if joint_sliding is None
+                       else np.asarray(joint_sliding) > 0.5)
+            colours = np.where(sliding[:, None], SLIP_COLOUR, STICK_COLOUR)
+            # The same size on screen however far the camera is, yet not hiding thin links.
+            radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
+            thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes if shape]
+            if thinnest:
+                radius = min(radius, ANCHOR_MAX * min(thinnest))
+            self.anchors.draw(point_instances(joint_anchors, radius, colours))
+
+    def release(self):
+        for mesh in (*self.meshes.values(), self.anchors):
+            mesh.release()
+        for obj in (self.grid_vao, self.grid_vbo, self.solid, self.line):
+            obj.release()

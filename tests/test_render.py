@@ -1,0 +1,183 @@
+"""The renderer: camera framing and instance data in-process, screenshots through the CLI.
+
+Screenshots run `sharnir SCENE --screenshot` in a subprocess with PYGLET_HEADLESS=1, so the
+EGL context never touches the test process.  PNGs are decoded here with zlib alone.
+"""
+import math
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
+from render.camera import OrbitCamera
+from render.instances import body_colour, body_instances, scene_bounds
+from scenes import SCENE_DIR
+
+SIZE = (320, 240)
+
+
+def read_png(path):
+    """(height, width, 3) uint8 pixels of an 8-bit RGB or RGBA PNG, top row first."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", chunk[:10])
+            assert depth == 8 and colour in (2, 6)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    out = np.zeros((height, stride), dtype=np.int32)
+    prev = np.zeros(stride, dtype=np.int32)
+    for y in range(height):
+        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
+        kind, row = line[0], np.frombuffer(line[1:], dtype=np.uint8).astype(np.int32)
+        cur = np.zeros(stride, dtype=np.int32)
+        for x in range(stride):
+            left = cur[x - channels] if x >= channels else 0
+            up, up_left = prev[x], (prev[x - channels] if x >= channels else 0)
+            if kind == 0:
+                base = 0
+            elif kind == 1:
+                base = left
+            elif kind == 2:
+                base = up
+            elif kind == 3:
+                base = (left + up) // 2
+            else:  # Paeth
+                p = left + up - up_left
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
+                base = left if pa <= pb and pa <= pc else (up if pb <= pc else up_left)
+            cur[x] = (row[x] + base) & 0xFF
+        out[y], prev = cur, cur
+    return out.reshape(height, width, channels)[:, :, :3].astype(np.uint8)
+
+
+def sharnir(*args, env=None):
+    full_env = {**os.environ, "PYGLET_HEADLESS": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+# ---- screenshots ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("scene", ["door", "joints", "chain"])
+def test_screenshot_of_a_shipped_scene_shows_bodies_and_grid(scene, tmp_path):
+    out = tmp_path / "shots" / f"{scene}.png"
+    result = sharnir(str(SCENE_DIR / f"{scene}.toml"), "--screenshot", str(out), "--frames", "2",
+                     "--size", f"{SIZE[0]}x{SIZE[1]}")
+    assert result.returncode == 0, result.stderr
+    pixels = read_png(out)
+    assert pixels.shape == (SIZE[1], SIZE[0], 3)
+    background = pixels[0, 0]
+    differs = np.any(pixels != background, axis=2)
+    assert differs.mean() > 0.01, "almost everything is background"
+    colours = {tuple(p) for p in pixels.reshape(-1, 3)}
+    assert len(colours) > 50, "too few colours for lit bodies over a grid"
+    # Lit bodies are saturated (the palette); the background and grid are greys.
+    rgb = pixels.astype(int)
+    saturated = (rgb.max(axis=2) - rgb.min(axis=2)) > 60
+    assert saturated.sum() > 30, "no body colours in the picture"
+
+
+def test_frames_without_screenshot_is_an_error(tmp_path):
+    result = sharnir(str(SCENE_DIR / "door.toml"), "--frames", "3")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "sharnir: error: --frames only applies with --screenshot"
+
+
+def test_bad_frames_and_size_exit_with_status_2(tmp_path):
+    out = str(tmp_path / "x.png")
+    for extra in (["--frames", "-1"], ["--size", "0x10"], ["--size", "big"]):
+        result = sharnir(str(SCENE_DIR / "door.toml"), "--screenshot", out, *extra)
+        assert result.returncode == 2, extra
+        assert not (tmp_path / "x.png").exists()
+
+
+def test_missing_egl_is_one_clear_error(tmp_path):
+    # glvnd finds no EGL driver when pointed at a vendor file that does not exist.
+    result = sharnir(str(SCENE_DIR / "door.toml"), "--screenshot", str(tmp_path / "x.png"),
+                     env={"__EGL_VENDOR_LIBRARY_FILENAMES": str(tmp_path / "none.json")})
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sharnir: error: ")
+    assert "EGL" in lines[0] and "libegl" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_unwritable_screenshot_is_an_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = sharnir(str(SCENE_DIR / "door.toml"), "--screenshot", str(tmp_path / "file" / "x.png"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("sharnir: error: cannot write")
+
+
+# ---- camera and instances (no GL) -------------------------------------------------------------
+
+@pytest.mark.parametrize("aspect", [0.5, 4 / 3, 3.0])
+@pytest.mark.parametrize("yaw,pitch", [(-1.0, 0.4), (2.0, 1.2), (0.3, -0.2)])
+def test_frame_puts_every_corner_of_the_bounds_in_view(aspect, yaw, pitch):
+    lo, hi = np.array([-1.0, 2.0, 0.0]), np.array([4.0, 3.0, 0.5])
+    camera = OrbitCamera(yaw=yaw, pitch=pitch)
+    camera.frame((lo, hi), aspect=aspect)
+    vp = camera.view_projection(aspect)
+    ndc = []
+    for corner in [(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]:
+        clip = vp @ np.array([*corner, 1.0])
+        assert clip[3] > 0
+        ndc.append(clip[:3] / clip[3])
+    ndc = np.abs(np.array(ndc))
+    assert ndc[:, :2].max() <= 1.0 + 1e-9
+    assert ndc[:, :2].max() > 0.8  # and tightly: the box fills most of the picture
+    assert ndc[:, 2].max() < 1.0   # between the near and far planes
+
+
+def test_camera_is_z_up_and_orbits_the_target():
+    camera = OrbitCamera(target=(1.0, 2.0, 3.0), distance=4.0, yaw=0.0, pitch=math.pi / 2 - 0.1)
+    assert np.linalg.norm(camera.eye - camera.target) == pytest.approx(4.0)
+    assert camera.eye[2] > camera.target[2]
+    view = camera.view()
+    assert view[1, 2] > 0  # the camera's up has a positive world z
+
+
+def test_each_shape_kind_becomes_its_instances():
+    shapes = [None, Box((1.0, 2.0, 3.0)), Sphere(0.5), Capsule(0.1, 0.4), Cylinder(0.2, 0.3),
+              Ellipsoid((0.1, 0.2, 0.3))]
+    n = len(shapes)
+    pos = np.arange(3 * n, dtype=float).reshape(n, 3)
+    quat = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+    rows = body_instances(pos, quat, shapes)
+    # sphere, 2 capsule caps, ellipsoid are spheres; capsule body and cylinder are cylinders
+    assert {name: len(r) for name, r in rows.items()} == {"box": 1, "sphere": 4, "cylinder": 2}
+    box = rows["box"][0]
+    model = box[:16].reshape(4, 4).T  # column-major
+    np.testing.assert_allclose(np.diag(model)[:3], [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(model[:3, 3], pos[1])
+    np.testing.assert_allclose(box[16:], body_colour(1), rtol=1e-6)
+    caps = sorted(r[12 + 2] for r in rows["sphere"][1:3])  # z of the two capsule caps
+    np.testing.assert_allclose(caps, [pos[3, 2] - 0.4, pos[3, 2] + 0.4], rtol=1e-6)
+
+
+def test_palette_is_deterministic_and_neighbours_differ():
+    colours = [body_colour(i) for i in range(12)]
+    assert colours == [body_colour(i) for i in range(12)]
+    for a, b in zip(colours, colours[1:]):
+        assert np.abs(np.subtract(a, b)).max() > 0.15
+
+
+def test_bounds_follow_rotation():
+    quarter_about_y = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)
+    lo, hi = scene_bounds([[0.0, 0.0, 1.0]], [quarter_about_y], [Capsule(0.01, 0.04)])
+    np.testing.assert_allclose(lo, [-0.05, -0.01, 0.99], atol=1e-12)
+    np.testing.assert_allclose(hi, [0.05, 0.01, 1.01], atol=1e-12)
