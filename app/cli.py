@@ -10,8 +10,9 @@ and exit status 2, never a traceback.
 ``sharnir SCENE.toml --screenshot OUT.png [--frames N]`` renders the scene after N
 frames headless (EGL, no display needed) into a PNG and exits.
 
-Without a command, ``sharnir`` (or ``sharnir SCENE.toml``) will open the desktop app;
-until that exists it runs the scene headless.
+Without a command, ``sharnir`` (or ``sharnir SCENE.toml``) opens the desktop app
+(`app.window`) on scenes/door.toml (or SCENE.toml); without a display that is one error
+pointing to ``sharnir run`` and ``--screenshot``.
 """
 
 import argparse
@@ -93,7 +94,7 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
         description="Sharnir: articulated rigid bodies with Coulomb joint friction.",
-        epilog=CONVENTIONS + "\nWithout a command, sharnir runs scenes/door.toml headless."
+        epilog=CONVENTIONS + "\nWithout a command, sharnir opens scenes/door.toml in the app window."
                "\n'sharnir SCENE.toml --screenshot OUT.png [--frames N]' renders a PNG headless.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -184,10 +185,18 @@ def _positive_seconds(text):
 
 
 def _default():
-    """No command: the place where the desktop app will start."""
-    print(f"sharnir: the desktop window arrives in a later version; running {DEFAULT_SCENE.name} "
-          "headless (see 'sharnir run --help')", file=sys.stderr)
-    return _run(_parser().parse_args(["run", str(DEFAULT_SCENE)]))
+    """No command: the desktop app on the default scene."""
+    return _open_window(DEFAULT_SCENE)
+
+
+def _open_window(scene):
+    read_scene(scene)  # a bad scene file is reported before anything loads
+    from app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
+
+    try:
+        return run_app(scene)
+    except NoDisplayError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _error(message):
@@ -202,9 +211,7 @@ def _app(args):
     if args.screenshot is None:
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
-        print(f"sharnir: the desktop window arrives in a later version; running {args.scene} "
-              "headless (see 'sharnir run --help')", file=sys.stderr)
-        return _run(_parser().parse_args(["run", args.scene]))
+        return _open_window(args.scene)
     from physics import SimulationError  # importing physics loads numba: not for --help
     from render import RenderError, render_scene_png
 

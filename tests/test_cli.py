@@ -221,11 +221,16 @@ def test_chain_scene_is_the_benchmark():
         assert joint.anchor == pytest.approx((0.1 * k, 0.0, 1.0))
 
 
-def test_no_arguments_runs_the_default_scene_headless(tmp_path):
+def test_no_arguments_opens_the_app_or_says_why_it_cannot(tmp_path, monkeypatch):
+    """Bare ``sharnir`` opens the window app on the default scene; with no display (as here,
+    forced) it says so in one line that points to the headless commands, exit status 2."""
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "PYGLET_HEADLESS"):
+        monkeypatch.delenv(name, raising=False)
     result = sharnir(cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "later" in result.stderr and "door.toml" in result.stderr
-    assert "hinge" in result.stdout
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("sharnir: error:")
+    assert "sharnir run" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_version_via_python_m_app(tmp_path):

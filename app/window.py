@@ -1,0 +1,294 @@
+"""The desktop app: a pyglet window drawing the physics thread's latest snapshot, with an
+orbit camera, keyboard shortcuts (`app.keys`) and the ImGui control panel (`app.panel`).
+
+Rendering never waits for the physics: each frame reads `PhysicsThread.snapshot` and
+draws it.  Every frame goes into an offscreen framebuffer that is then copied to the
+window, so a screenshot (F12) is exactly what is on screen, panel included.
+`run_frames(n)` draws n frames without pyglet's event loop (tests, headless use); `run()`
+is the interactive loop.  Under ``PYGLET_HEADLESS=1`` the window is an EGL pbuffer.
+"""
+import math
+import time
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+import moderngl
+import numpy as np
+
+from render.camera import OrbitCamera
+from render.context import GL_VERSION, OffscreenTarget, gl_config
+from render.renderer import Renderer
+from render.screenshot import _write_png
+
+from .commands import Reset, Step
+from .physics_thread import PhysicsThread
+from .plot_buffer import PlotBuffer
+
+ORBIT_RAD_PER_PX = 0.008
+PITCH_LIMIT = math.radians(89.0)
+ZOOM_PER_NOTCH = 0.9
+FRAME_INTERVAL_S = 1.0 / 60.0
+PANEL_WIDTH = 480  # px, the panel's width when the window opens
+
+
+class NoDisplayError(Exception):
+    """No display to open a window on."""
+
+
+def _open_window(width, height, title):
+    import pyglet
+
+    headless = bool(pyglet.options["headless"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            import pyglet.gl
+            import pyglet.window
+
+            return pyglet.window.Window(width, height, title, resizable=True,
+                                        visible=not headless, config=gl_config(pyglet.gl))
+    except Exception as exc:  # noqa: BLE001  (pyglet raises many kinds: no display, no GL...)
+        if type(exc).__name__ == "NoSuchDisplayException":
+            raise NoDisplayError(
+                "no display to open the window on; use 'sharnir run SCENE' for a headless "
+                "run, or 'sharnir SCENE --screenshot OUT.png' for a picture") from None
+        raise NoDisplayError(f"cannot open an OpenGL {GL_VERSION[0]}.{GL_VERSION[1]} window "
+                             f"({type(exc).__name__}: {exc})") from None
+
+
+class App:
+    """The window app for one scene file; `panel=False` draws the 3D view alone."""
+
+    def __init__(self, scene, width=1280, height=800, paused=False, panel=True,
+                 screenshot_dir="."):
+        self.thread = PhysicsThread(scene, paused=paused)  # a bad scene fails before a window
+        self.window = _open_window(width, height, f"Sharnir - {self.thread.snapshot.scene}")
+        self.ctx = moderngl.create_context(require=GL_VERSION[0] * 100 + GL_VERSION[1] * 10)
+        self.renderer = Renderer(self.ctx)
+        self.camera = OrbitCamera()
+        self.target = None
+        self.plot = PlotBuffer(seconds=10.0)
+        self.screenshot_dir = Path(screenshot_dir)
+        self.show_help = False
+        self.closed = False
+        self.last_screenshot = None
+        self._frame_time = time.perf_counter()
+        self.gui = self.panel_state = None
+        if panel:
+            from .imgui_glue import ImGuiLayer
+            from .panel import PanelState
+
+            self.gui, self.panel_state = ImGuiLayer(), PanelState()
+        self.window.push_handlers(self)
+        self.action_frame()
+        self.thread.start()
+
+    # ---- frames -----------------------------------------------------------------------------
+    @property
+    def snapshot(self):
+        return self.thread.snapshot
+
+    def draw_frame(self):
+        """Draw the latest snapshot (and the panel) into the offscreen target and the window."""
+        snap = self.thread.snapshot
+        self.plot.feed(snap)
+        fb_size = self.window.get_framebuffer_size()
+        target = self._target_for(fb_size)
+        target.use()
+        self.ctx.viewport = (0, 0, *fb_size)
+        aspect = fb_size[0] / max(fb_size[1], 1)
+        self.renderer.draw(self.camera, aspect, snap.body_pos, snap.body_quat, snap.body_shapes)
+        if self.gui is not None:
+            self._draw_gui(snap, fb_size)
+        self.ctx.copy_framebuffer(self.ctx.screen, target.fbo)
+        self.ctx.screen.use()
+
+    def _draw_gui(self, snap, fb_size):
+        from . import panel
+        from .keys import HELP
+
+        now = time.perf_counter()
+        self.gui.new_frame(self.window.get_size(), fb_size, now - self._frame_time)
+        self._frame_time = now
+        panel.draw_panel(snap, self.thread.send, self.panel_state, self.plot, PANEL_WIDTH)
+        if self.show_help:
+            panel.draw_help(HELP)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        self.gui.render()
+
+    def _target_for(self, size):
+        if self.target is None or self.target.size != tuple(size):
+            if self.target is not None:
+                self.target.release()
+            self.target = OffscreenTarget(self.ctx, *size)
+        return self.target
+
+    def run_frames(self, n):
+        """Draw n frames now, handling pending window events, without pyglet's loop."""
+        for _ in range(n):
+            if self.closed:
+                break
+            self.window.switch_to()
+            self.window.dispatch_events()
+            if self.closed:
+                break
+            self.draw_frame()
+            self.window.flip()
+
+    def run(self):
+        """The interactive loop, until the window closes."""
+        import pyglet
+
+        try:
+            pyglet.app.run(FRAME_INTERVAL_S)
+        finally:
+            self.close()
+
+    def close(self):
+        """Stop the physics thread and close the window; True when the thread has ended."""
+        if self.closed:
+            return not self.thread.is_alive()
+        self.closed = True
+        stopped = self.thread.stop()
+        self.window.switch_to()
+        if self.gui is not None:
+            self.gui.shutdown()
+        if self.target is not None:
+            self.target.release()
+        self.renderer.release()
+        self.window.close()
+        return stopped
+
+    # ---- actions (keys and buttons) ---------------------------------------------------------
+    def action_toggle_pause(self):
+        from .panel import toggle_pause
+
+        toggle_pause(self.thread.snapshot, self.thread.send)
+
+    def action_step(self):
+        self.thread.send(Step())
+
+    def action_reset(self):
+        self.thread.send(Reset())
+
+    def action_frame(self):
+        snap = self.thread.snapshot
+        bounds = self.renderer.bounds(snap.body_pos, snap.body_quat, snap.body_shapes)
+        w, h = self.window.get_size()
+        # With the panel, frame the scene in the part of the window right of it.
+        panel = min(PANEL_WIDTH, w // 2) if self.gui is not None else 0
+        self.camera.frame(bounds, aspect=(w - panel) / max(h, 1))
+        self.renderer.fit_grid(bounds)
+        self.pan(panel / 2, 0)
+
+    def action_toggle_help(self):
+        self.show_help = not self.show_help
+
+    def action_screenshot(self, path=None):
+        """Save the last drawn frame (3D view and panel) as a PNG; returns its path."""
+        if self.target is None:
+            self.draw_frame()
+        if path is None:
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+            path = self.screenshot_dir / f"sharnir-{stamp}.png"
+        width, height = self.target.size
+        _write_png(path, width, height, self.target.read_rgb())
+        self.last_screenshot = Path(path)
+        if self.panel_state is not None:
+            self.panel_state.note = f"screenshot saved: {path}"
+        return self.last_screenshot
+
+    def action_quit(self):
+        self.close()
+
+    # ---- pyglet events ----------------------------------------------------------------------
+    def on_draw(self):
+        if not self.closed:
+            self.draw_frame()
+
+    def on_close(self):
+        self.close()
+        return True  # handled: the window is already closed
+
+    def on_key_press(self, symbol, modifiers):
+        from .keys import ALWAYS_ACTIVE, SHORTCUTS
+
+        if self.gui is not None:
+            self.gui.on_key_press(symbol, modifiers)
+            if self.gui.wants_keyboard and symbol not in ALWAYS_ACTIVE:
+                return True
+        action = SHORTCUTS.get(symbol)
+        if action is not None:
+            getattr(self, f"action_{action}")()
+        return True  # Escape must not reach pyglet's default handler (it closes the window)
+
+    def on_key_release(self, symbol, modifiers):
+        if self.gui is not None:
+            self.gui.on_key_release(symbol, modifiers)
+
+    def on_text(self, text):
+        if self.gui is not None:
+            self.gui.on_text(text)
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        if self.gui is not None:
+            self.gui.on_mouse_motion(x, y)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        if self.gui is not None:
+            self.gui.on_mouse_press(x, y, button, modifiers)
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        if self.gui is not None:
+            self.gui.on_mouse_release(x, y, button, modifiers)
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        from pyglet.window import mouse
+
+        if self.gui is not None:
+            self.gui.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+            if self.gui.wants_mouse:
+                return
+        if buttons & mouse.LEFT:
+            self.orbit(dx, dy)
+        elif buttons & (mouse.RIGHT | mouse.MIDDLE):
+            self.pan(dx, dy)
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        if self.gui is not None:
+            self.gui.on_mouse_scroll(x, y, scroll_x, scroll_y)
+            if self.gui.wants_mouse:
+                return
+        self.zoom(scroll_y)
+
+    # ---- camera -----------------------------------------------------------------------------
+    def orbit(self, dx, dy):
+        self.camera.yaw -= dx * ORBIT_RAD_PER_PX
+        self.camera.pitch = min(max(self.camera.pitch - dy * ORBIT_RAD_PER_PX, -PITCH_LIMIT),
+                                PITCH_LIMIT)
+
+    def pan(self, dx, dy):
+        """Move the target so that the scene follows the pointer."""
+        view = self.camera.view()
+        side, up = view[0, :3], view[1, :3]
+        height = self.window.get_size()[1]
+        metres_per_px = 2.0 * self.camera.distance * math.tan(self.camera.fov_y / 2) / height
+        self.camera.target = self.camera.target - metres_per_px * (dx * side + dy * up)
+
+    def zoom(self, notches):
+        self.camera.distance = max(1e-3, self.camera.distance * ZOOM_PER_NOTCH ** notches)
+
+
+def run_app(scene, **kwargs):
+    """Open the window on `scene` and run until it closes; returns the exit status."""
+    app = App(scene, **kwargs)
+    app.run()
+    return 0
+
+
+def read_rgb_image(app):
+    """The last frame as an (height, width, 3) uint8 array, top row first (for checks)."""
+    width, height = app.target.size
+    rgb = np.frombuffer(app.target.read_rgb(), np.uint8).reshape(height, width, 3)
+    return rgb[::-1]

@@ -1,0 +1,124 @@
+"""The window app, headless: frames, screenshots, the panel's friction path and closing.
+
+The app runs in a subprocess with PYGLET_HEADLESS=1 (an EGL pbuffer window), so no GL or
+ImGui context touches the test process.  The child prints one JSON line of results.
+The panel's value checks (`app.panel.request_*`) are tested in-process: they draw nothing.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.commands import Configure, SetFriction, SetSpeed
+from app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
+
+REPO = Path(__file__).resolve().parents[1]
+
+CHILD = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from app.panel import request_friction
+    from app.window import App, read_rgb_image
+
+    out = {}
+    app = App(sys.argv[1], width=640, height=480, paused=True)
+    thread = app.thread
+    # Wait (drawing) until the kernels are loaded, then change the friction through the
+    # function the panel's slider calls, and take one step.
+    deadline = time.time() + 120
+    while not app.snapshot.ready and time.time() < deadline:
+        app.run_frames(1)
+    out["note"] = request_friction(app.snapshot, thread.send, "hinge", 35.0)
+    out["clamp_note"] = request_friction(app.snapshot, lambda c: None, "hinge", -5.0)
+    app.action_step()
+    while app.snapshot.step < 1 and time.time() < deadline:
+        app.run_frames(1)
+    snap = app.snapshot
+    out["limit"] = float(snap.friction_limit[0])
+    out["friction"] = float(snap.joint[-1, 0, 2])
+    app.action_toggle_pause()   # run on, with the panel drawn every frame
+    app.panel_state.plotted.add("hinge")
+    app.run_frames(30)
+    shot = app.action_screenshot(sys.argv[2])
+    rgb = read_rgb_image(app)
+    out["shot"] = str(shot)
+    out["colours"] = len(np.unique(rgb.reshape(-1, 3), axis=0))
+    out["plot_rows"] = len(app.plot)
+    out["closed"] = app.close()
+    out["alive"] = thread.is_alive()
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def headless_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("window")
+    env = dict(os.environ, PYGLET_HEADLESS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, str(REPO / "scenes" / "door.toml"),
+         str(folder / "shot.png")],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1]), folder
+
+
+def test_frames_render_and_screenshot_is_not_uniform(headless_run):
+    out, folder = headless_run
+    shot = Path(out["shot"])
+    assert shot.is_file() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out["colours"] > 50   # scene, grid and panel text: far from a uniform picture
+    assert out["plot_rows"] > 0  # the plot buffer was fed from the snapshots
+
+
+def test_friction_from_the_panel_reaches_the_physics(headless_run):
+    out, _ = headless_run
+    assert out["note"] is None
+    assert out["limit"] == pytest.approx(35.0)
+    # The first step: the push (52.7 N m) beats the friction, which then acts at its limit.
+    assert abs(out["friction"]) == pytest.approx(35.0)
+    assert "out of range" in out["clamp_note"]
+
+
+def test_close_stops_the_physics_thread(headless_run):
+    out, folder = headless_run
+    assert out["closed"] is True and out["alive"] is False
+    assert not (folder / "imgui.ini").exists()
+
+
+class _Snap:
+    joint_names = ("hinge",)
+
+
+def test_panel_clamps_and_refuses_values():
+    sent = []
+    assert request_friction(_Snap, sent.append, "hinge", 12.5) is None
+    assert "out of range" in request_friction(_Snap, sent.append, "hinge", 1e9)
+    assert "not a number" in request_friction(_Snap, sent.append, "hinge", "abc")
+    assert "no joint" in request_friction(_Snap, sent.append, "nope", 1.0)
+    assert sent == [SetFriction("hinge", 12.5), SetFriction("hinge", FRICTION_MAX)]
+
+    sent.clear()
+    assert "out of range" in request_speed(sent.append, 10.0)
+    assert sent == [SetSpeed(4.0)]
+
+    sent.clear()
+    note = request_settings(sent.append, iterations=0, warm_start=False, tolerance=1e-6)
+    assert "iterations" in note
+    assert sent == [Configure(iterations=1, warm_start=False, tolerance=1e-6)]
+
+
+def test_no_display_is_one_clear_error(tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "PYGLET_HEADLESS")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run([sys.executable, "-m", "app.cli", str(REPO / "scenes" / "door.toml")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.count("sharnir: error:") == 1
+    assert "sharnir run" in result.stderr and "--screenshot" in result.stderr
+    assert "Traceback" not in result.stderr
