@@ -27,7 +27,10 @@ HELP = (
     ("F1", "show / hide this help"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
     ("Escape / close", "stop the simulation and quit"),
-    ("Left drag", "orbit the camera around its target"),
+    ("Left drag on a body", "pull it toward the cursor with a spring (in the view plane); "
+                            "while paused the force waits for the next step"),
+    ("Ctrl + left drag on a body", "turn it about the view axis (drag right: clockwise)"),
+    ("Left drag elsewhere", "orbit the camera around its target"),
     ("Right or middle drag", "pan the camera"),
     ("Mouse wheel", "zoom in / out"),
     ("Panel sliders", "drag, or Ctrl+click to type a value; out-of-range values are clamped"),

@@ -1,5 +1,6 @@
 """The desktop app: a pyglet window drawing the physics thread's latest snapshot, with an
-orbit camera, keyboard shortcuts (`app.keys`) and the ImGui control panel (`app.panel`).
+orbit camera, keyboard shortcuts (`app.keys`), the ImGui control panel (`app.panel`) and
+dragging bodies with the mouse (`app.drag`).
 
 Rendering never waits for the physics: each frame reads `PhysicsThread.snapshot` and
 draws it.  Every frame goes into an offscreen framebuffer that is then copied to the
@@ -21,7 +22,8 @@ from render.context import GL_VERSION, OffscreenTarget, gl_config
 from render.renderer import Renderer
 from render.screenshot import _write_png
 
-from .commands import Reset, Step
+from .commands import Reset, SetBodyForce, Step
+from .drag import Drag, SpringDrawing, cursor_ray, pick
 from .physics_thread import PhysicsThread
 from .plot_buffer import PlotBuffer
 
@@ -72,6 +74,9 @@ class App:
         self.screenshot_dir = Path(screenshot_dir)
         self.show_help = False
         self.closed = False
+        self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
+        self._spring = None         # its drawing, made at the first drag
+        self._mass_cache = None     # (generation, body_mass, body_inertia)
         self.last_screenshot = None
         self._frame_time = time.perf_counter()
         self.gui = self.panel_state = None
@@ -99,6 +104,8 @@ class App:
         self.ctx.viewport = (0, 0, *fb_size)
         aspect = fb_size[0] / max(fb_size[1], 1)
         self.renderer.draw(self.camera, aspect, snap.body_pos, snap.body_quat, snap.body_shapes)
+        if self.drag is not None:
+            self._pull(snap)
         if self.gui is not None:
             self._draw_gui(snap, fb_size)
         self.ctx.copy_framebuffer(self.ctx.screen, target.fbo)
@@ -156,6 +163,8 @@ class App:
             self.gui.shutdown()
         if self.target is not None:
             self.target.release()
+        if self._spring is not None:
+            self._spring.release()
         self.renderer.release()
         self.window.close()
         return stopped
@@ -236,20 +245,33 @@ class App:
             self.gui.on_mouse_motion(x, y)
 
     def on_mouse_press(self, x, y, button, modifiers):
+        from pyglet.window import key, mouse
+
         if self.gui is not None:
             self.gui.on_mouse_press(x, y, button, modifiers)
+            if self.gui.wants_mouse:
+                return
+        if button == mouse.LEFT:
+            self.start_drag(x, y, rotate=bool(modifiers & key.MOD_CTRL))
 
     def on_mouse_release(self, x, y, button, modifiers):
+        from pyglet.window import mouse
+
         if self.gui is not None:
             self.gui.on_mouse_release(x, y, button, modifiers)
+        if button == mouse.LEFT:
+            self.end_drag()
 
     def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
         from pyglet.window import mouse
 
         if self.gui is not None:
             self.gui.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
-            if self.gui.wants_mouse:
-                return
+        if self.drag is not None and buttons & mouse.LEFT:
+            self.move_drag(x, y)
+            return
+        if self.gui is not None and self.gui.wants_mouse:
+            return
         if buttons & mouse.LEFT:
             self.orbit(dx, dy)
         elif buttons & (mouse.RIGHT | mouse.MIDDLE):
@@ -261,6 +283,66 @@ class App:
             if self.gui.wants_mouse:
                 return
         self.zoom(scroll_y)
+
+    # ---- dragging bodies ----------------------------------------------------------------------
+    def _mass_properties(self, snap):
+        """(body_mass, body_inertia) of the snapshot's world, read once per world from the
+        world the physics thread runs (static data: plain lists, safe to read), or None."""
+        cache = self._mass_cache
+        if cache is not None and cache[0] == snap.generation:
+            return cache[1], cache[2]
+        world = getattr(self.thread, "_world", None)
+        if world is None or tuple(world.body_names) != snap.body_names:
+            return None  # a newer world is being installed: try again next time
+        self._mass_cache = (snap.generation, world.body_mass, world.body_inertia)
+        return self._mass_cache[1], self._mass_cache[2]
+
+    def _cursor_ray(self, x, y):
+        return cursor_ray(self.camera, x, y, *self.window.get_size())
+
+    def start_drag(self, x, y, rotate=False):
+        """Grab the body under window pixel (x, y); True if a movable body was hit."""
+        self.end_drag()
+        snap = self.thread.snapshot
+        origin, direction = self._cursor_ray(x, y)
+        hit = pick(origin, direction, snap.body_pos, snap.body_quat, snap.body_shapes)
+        props = self._mass_properties(snap) if hit is not None else None
+        if props is None:
+            return False
+        body, grab_local, distance = hit
+        mass, inertia = props
+        if not (mass[body] > 0.0 and np.all(inertia[body] > 0.0)):
+            return False  # static and kinematic bodies do not answer forces
+        self.drag = Drag(body, grab_local, origin + distance * direction, mass[body],
+                         inertia[body], snap.body_shapes[body], snap.body_pos[body],
+                         snap.body_quat[body], snap.time, rotate=rotate, cursor=(x, y))
+        self.drag.generation = snap.generation
+        self.move_drag(x, y)
+        return True
+
+    def move_drag(self, x, y):
+        if self.drag is not None:
+            self.drag.move(*self._cursor_ray(x, y), self.camera.back, (x, y))
+
+    def end_drag(self):
+        """Let go: the force and torque on the dragged body go back to zero."""
+        if self.drag is not None:
+            if self.drag.generation == self.thread.snapshot.generation:
+                self.thread.send(SetBodyForce(self.drag.body))
+            self.drag = None
+
+    def _pull(self, snap):
+        """Send this frame's spring force and draw the spring."""
+        drag = self.drag
+        if drag.generation != snap.generation:  # reset or loaded: the grabbed body is gone
+            self.drag = None
+            return
+        force, torque = drag.update(snap.body_pos[drag.body], snap.body_quat[drag.body],
+                                    snap.time, paused=snap.paused, settings=snap.settings)
+        self.thread.send(SetBodyForce(drag.body, tuple(force), tuple(torque)))
+        if self._spring is None:
+            self._spring = SpringDrawing(self.renderer)
+        self._spring.draw(self.camera, *drag.spring_ends())
 
     # ---- camera -----------------------------------------------------------------------------
     def orbit(self, dx, dy):
