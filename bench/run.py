@@ -34,6 +34,7 @@ RUNS, QUICK_RUNS = 5, 1
 ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
+APP_SECTION = "## App (headless)"
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not re-measured here:
 
@@ -141,7 +142,19 @@ def old_history():
     return [line for line in tail.splitlines() if line.startswith("- ")]
 
 
-def render(results, energy, mach, quick, history):
+def old_app_section():
+    """The `## App (headless)` section bench/app_bench.py wrote, kept as it was (its lines)."""
+    if not RESULTS_MD.exists():
+        return []
+    text = RESULTS_MD.read_text(encoding="utf-8")
+    start = text.find(APP_SECTION)
+    if start < 0:
+        return []
+    end = text.find("\n## ", start + len(APP_SECTION))
+    return text[start:end if end >= 0 else len(text)].rstrip().splitlines() + [""]
+
+
+def render(results, energy, mach, quick, history, app_section=()):
     dirty = f"dirty ({', '.join(mach['dirty'])})" if mach["dirty"] else "clean"
     lines = [
         "# Sharnir benchmark results",
@@ -182,6 +195,7 @@ def render(results, energy, mach, quick, history):
         "## Peers",
         "",
         PEERS,
+        *app_section,
         HISTORY,
         "",
         "date, commit, median steps/s of chain and door",
@@ -207,8 +221,8 @@ def main():
     speed = {Path(r["scene"]).stem: r["median"] for r in results}
     entry = (f"- {mach['date_utc']}, {mach['commit']}{' (dirty)' if mach['dirty'] else ''}"
              f"{', quick' if quick else ''}: chain {speed['chain']:,.0f}, door {speed['door']:,.0f}")
-    RESULTS_MD.write_text(render(results, energy, mach, quick, old_history() + [entry]),
-                          encoding="utf-8")
+    RESULTS_MD.write_text(render(results, energy, mach, quick, old_history() + [entry],
+                                 old_app_section()), encoding="utf-8")
     RESULTS_JSON.write_text(json.dumps({"quick": quick, "machine": mach, "scenes": results,
                                         "chain_energy": energy}, indent=2) + "\n",
                             encoding="utf-8")
