@@ -28,15 +28,14 @@ import argparse
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
+from run import machine  # the machine note shared with bench/run.py
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_MD = ROOT / "bench" / "results.md"
@@ -264,22 +263,6 @@ def run_child(*args, env_extra=None):
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def git(*args):
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
-
-
-def machine():
-    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo
-                if line.startswith("model name")), platform.processor() or "unknown")
-    changed = git("status", "--porcelain", "--untracked-files=all", "--", ".",
-                  ":!bench/results.md", ":!bench/results.json").splitlines()
-    return {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
-            "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": git("rev-parse", "--short", "HEAD").strip(),
-            "dirty": [line[3:] for line in changed]}
 
 
 def render_section(r, mach):
