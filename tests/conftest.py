@@ -18,6 +18,16 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a long physics run (tens of seconds)")
 
 
+def pytest_sessionstart(session):
+    """Compile the physics kernels (or load them from numba's cache) once, up front: the tests
+    that start the app or the CLI in a subprocess then load them from the cache instead of each
+    racing a cold compile of a minute or more against its own timeout."""
+    world = World(dt=0.01)
+    world.add_body("warm", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(0.1, 0.0, 0.0))
+    world.add_joint("warm", "revolute", "world", "warm", anchor=(0.0, 0.0, 0.0), friction=0.1)
+    world.step(1)
+
+
 # ---- measuring ------------------------------------------------------------------------------
 
 def rotation_matrices(q):

@@ -67,7 +67,7 @@ def read_png(path):
 def sharnir(*args, env=None):
     full_env = {**os.environ, "PYGLET_HEADLESS": "1", **(env or {})}
     return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
-                          env=full_env, timeout=300)
+                          env=full_env, timeout=1200)
 
 
 # ---- screenshots ------------------------------------------------------------------------------
