@@ -14,7 +14,7 @@ from . import cache
 
 cache.configure()
 
-from .constraint import MAX_BLOCKS  # noqa: E402  (kernels import after the cache is set)
+# the kernel modules import after the cache folder is set
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
@@ -114,6 +114,7 @@ class World:
         self._joints = []
         self._loads = []
         self._model = self._state = self._work = None
+        self._carry = None       # the running state a rebuild continues from
         self._settings = None
         self._config = {}
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
@@ -333,7 +334,7 @@ class World:
             joint_child=joint_child, tree_order=tree_order, body_group=body_group,
             group_count=np.array([groups], np.int64), body_island=body_island,
             island_driven=island_driven)
-        old = getattr(self, "_carry", None)
+        old = self._carry
         s = make_state(nb, nj)
         for i, b in enumerate(bodies):
             s.body_pos[i], s.body_quat[i] = b.pos, b.quat

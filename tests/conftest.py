@@ -3,15 +3,32 @@
 Everything here measures the simulator from the outside (positions, velocities, inertias it
 was given); nothing computes an expected value from the simulator's own internals.
 """
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
-import pytest
 
 from physics.shape import Box, Capsule
 from physics.world import World
 
 G = 9.81  # the worlds below use gravity (0, 0, -G)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_headless_child(code, *args, cwd):
+    """Run `code` in a fresh headless (EGL) Python process in `cwd` and return the JSON object
+    it prints on its last line. A fresh process keeps pyglet's headless mode and GL state away
+    from the other tests; the timeout leaves room for a cold numba compile."""
+    env = dict(os.environ, PYGLET_HEADLESS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def pytest_configure(config):

@@ -1,16 +1,13 @@
 """Dragging bodies with the mouse: picking and the spring law in-process (plain numpy), and
 the whole path in a headless window app (a subprocess, as in test_app_window.py)."""
-import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import run_headless_child
 from app.drag import (FORCE_CAP_G, STIFFNESS, Drag, cursor_ray, effective_mass, pick, project,
                       shape_hit, spring_force)
 from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
@@ -219,13 +216,8 @@ CHILD = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def headless_drag(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("drag")
-    env = dict(os.environ, PYGLET_HEADLESS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
-    result = subprocess.run([sys.executable, "-c", CHILD, str(REPO / "scenes" / "door.toml")],
-                            cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return run_headless_child(CHILD, REPO / "scenes" / "door.toml",
+                              cwd=tmp_path_factory.mktemp("drag"))
 
 
 def test_dragging_the_door_pulls_it_toward_the_cursor(headless_drag):

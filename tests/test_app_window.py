@@ -4,7 +4,6 @@ The app runs in a subprocess with PYGLET_HEADLESS=1 (an EGL pbuffer window), so 
 ImGui context touches the test process.  The child prints one JSON line of results.
 The panel's value checks (`app.panel.request_*`) are tested in-process: they draw nothing.
 """
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.commands import Configure, SetFriction, SetSpeed
+from conftest import run_headless_child
 from app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,14 +59,9 @@ CHILD = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def headless_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("window")
-    env = dict(os.environ, PYGLET_HEADLESS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, str(REPO / "scenes" / "door.toml"),
-         str(folder / "shot.png")],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1]), folder
+    out = run_headless_child(CHILD, REPO / "scenes" / "door.toml", folder / "shot.png",
+                             cwd=folder)
+    return out, folder
 
 
 def test_frames_render_and_screenshot_is_not_uniform(headless_run):
