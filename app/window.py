@@ -166,6 +166,9 @@ class App:
         if self._spring is not None:
             self._spring.release()
         self.renderer.release()
+        # read (and so clear) any GL error the releases left: pyglet's glFlush on closing an
+        # X window raises it otherwise (GLException 0x1282, seen under Xvfb)
+        _ = self.ctx.error
         self.window.close()
         return stopped
 

@@ -7,6 +7,7 @@ The panel's value checks (`app.panel.request_*`) are tested in-process: they dra
 import os
 import subprocess
 import sys
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -118,4 +119,31 @@ def test_no_display_is_one_clear_error(tmp_path):
     assert result.returncode == 2
     assert result.stderr.count("sharnir: error:") == 1
     assert "sharnir run" in result.stderr and "--screenshot" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+X_CHILD = textwrap.dedent("""
+    import sys, pyglet
+    from app.cli import main
+
+    def close(dt):
+        for window in list(pyglet.app.windows):
+            window.dispatch_event("on_close")
+        pyglet.app.exit()
+
+    pyglet.clock.schedule_once(close, 3.0)
+    sys.exit(main([sys.argv[1]]))
+""")
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run (CI installs xvfb)")
+def test_window_on_a_real_x_display_closes_cleanly(tmp_path):
+    """Regression: under X, closing the window raised pyglet's GLException 0x1282 (a GL
+    error the releases left pending surfaced in pyglet's glFlush)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYGLET_HEADLESS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", sys.executable,
+                             "-c", X_CHILD, str(REPO / "scenes" / "door.toml")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
