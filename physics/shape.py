@@ -9,8 +9,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# shape kind codes, shared with the renderer (shape_size holds each kind's numbers)
-BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID = 0, 1, 2, 3, 4
+# shape kind codes, shared with collision and the renderer (shape_size holds each kind's
+# numbers): box (a, b, c) half extents; sphere (r, 0, 0); capsule and cylinder (r, h, 0) with
+# half length h along local z; ellipsoid (a, b, c) semi-axes; plane: the half-space z <= 0 of
+# its frame (normal +z, static only, size unused); hull: a convex polytope whose vertices
+# are stored apart (hull_vert), size unused.
+BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID, PLANE, HULL = 0, 1, 2, 3, 4, 5, 6
 
 
 def _positive(name, *values):
