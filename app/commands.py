@@ -65,6 +65,15 @@ class SetBodyForce:
 
 
 @dataclass(frozen=True)
+class MoveBody:
+    """Place a free (unjointed) dynamic body by hand, at rest: centre of mass `pos` and
+    orientation `quat` (w, x, y, z), world frame (dragging while paused)."""
+    body: str | int
+    pos: Sequence[float]
+    quat: Sequence[float]
+
+
+@dataclass(frozen=True)
 class Load:
     """Replace the world by the scene in this file; a bad file keeps the current world."""
     path: str | Path
@@ -76,4 +85,4 @@ class Quit:
 
 
 Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
-           | Load | Quit)
+           | MoveBody | Load | Quit)

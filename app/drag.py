@@ -266,6 +266,18 @@ class Drag:
                              self.target, g)
         return force, np.cross(r_world, force)
 
+    def placement(self, pos, quat):
+        """Where to put the body by hand (while paused): (centre, quat) that brings the
+        grabbed point onto the target keeping the orientation, or when rotating, the
+        orientation at grab time turned by the target angle about the view axis."""
+        quat = np.asarray(quat, dtype=float)
+        if self.rotate:
+            half = 0.5 * self.angle_target
+            turn = np.concatenate([[math.cos(half)], math.sin(half) * self.axis])
+            return np.asarray(pos, dtype=float).copy(), _quat_mul(turn, self.quat0)
+        R = rotation_matrices(quat)[0]
+        return self.target - R @ self.grab_local, quat.copy()
+
     def spring_ends(self):
         """The two ends of the drawn spring: the grab point and the target (when rotating:
         the centre of mass and the grab point)."""

@@ -22,8 +22,8 @@ import numpy as np
 from physics import SimulationError, World
 from scenes import load_scene
 
-from .commands import (Command, Configure, Load, Pause, Quit, Reset, Resume, SetBodyForce,
-                       SetFriction, SetSpeed, Step)
+from .commands import (Command, Configure, Load, MoveBody, Pause, Quit, Reset, Resume,
+                       SetBodyForce, SetFriction, SetSpeed, Step)
 from .snapshot import Snapshot, Telemetry
 
 SPEED_MIN, SPEED_MAX = 1.0 / 32.0, 4.0
@@ -52,7 +52,9 @@ class PhysicsThread(threading.Thread):
     """
 
     def __init__(self, source, *, scene=None, speed=1.0, paused=False):
-        super().__init__(name="physics", daemon=False)
+        # A daemon: if the program dies without stop() (an exception in the window code),
+        # the process still ends instead of waiting forever on this thread.
+        super().__init__(name="physics", daemon=True)
         if not callable(source):
             source = str(source)
         self._source = source
@@ -203,6 +205,8 @@ class PhysicsThread(threading.Thread):
                 self._refusing("friction", self._world.set_friction, joint, value)
             case SetBodyForce(body=body, force=force, torque=torque):
                 self._refusing("body force", self._world.set_body_force, body, force, torque)
+            case MoveBody(body=body, pos=pos, quat=quat):
+                self._refusing("move body", self._world.set_body_pose, body, pos, quat)
 
     def _refusing(self, what, action, *args, **kwargs):
         """Apply a live edit; a refused value (the World checks) keeps the old one."""
@@ -270,6 +274,7 @@ class PhysicsThread(threading.Thread):
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),
+            body_jointed=tuple(world.body_jointed),
             joint_names=tuple(world.joint_names), joint_types=tuple(world.joint_types),
             joint_coord_names=tuple(world.joint_coord_name(j)
                                     for j in range(len(world.joint_names))))
@@ -315,6 +320,7 @@ class PhysicsThread(threading.Thread):
 
     def _publish(self):
         w = self._world
+        anchor, axis = w.joint_frames_world()
         snapshot = Snapshot(
             scene=self._scene, source=None if callable(self._source) else self._source,
             generation=self._generation, step=self._step, time=w.time, dt=w.dt,
@@ -322,7 +328,8 @@ class PhysicsThread(threading.Thread):
             realtime_factor=self._realtime_factor(), settings=w.settings,
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
-            error=self._error, error_count=self._error_count, **self._static)
+            error=self._error, error_count=self._error_count, joint_anchor=anchor,
+            joint_axis=axis, **self._static)
         with self._lock:
             self._snapshot = snapshot
         self._changed = False

@@ -87,13 +87,19 @@ class Snapshot:
                                     # (the last one is `telemetry` if that has rows)
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
+    body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
+    joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
+    joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))
         _set(self, "body_quat", _frozen(self.body_quat))
         _set(self, "friction_limit", _frozen(self.friction_limit))
+        for name in ("joint_anchor", "joint_axis"):
+            if getattr(self, name) is not None:
+                _set(self, name, _frozen(getattr(self, name)))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
-        for name in ("body_names", "body_shapes", "joint_names", "joint_types",
+        for name in ("body_names", "body_shapes", "body_jointed", "joint_names", "joint_types",
                      "joint_coord_names", "history"):
             _set(self, name, tuple(getattr(self, name)))
 

@@ -53,6 +53,15 @@ def quat_to_matrix(q):
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
+def _rotations(q):
+    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4) (w, x, y, z)."""
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
 def frame_from_axis(axis):
     """A unit quaternion whose rotation takes the x axis onto `axis` (the shortest turn)."""
     n = axis / np.linalg.norm(axis)
@@ -423,6 +432,40 @@ class World:
         state.body_force[i] = _vec("force", force)
         state.body_torque[i] = _vec("torque", torque)
 
+    def set_body_pose(self, body, pos=None, quat=None):
+        """Place a dynamic body that no joint holds (moving it by hand, e.g. dragging while
+        paused): centre of mass `pos` (world) and orientation `quat` (w, x, y, z; normalised
+        here).  The body is left at rest.  A jointed body is refused: its pose is the joints'."""
+        i = self._body_index(body, "pose")
+        b = self._bodies[i]
+        if b.kind != DYNAMIC:
+            raise ValueError(f"body {b.name!r} is not dynamic; only dynamic bodies are moved")
+        if any(i in j.bodies for j in self._joints):
+            raise ValueError(f"body {b.name!r} is held by a joint; pull it with a force instead")
+        p = None if pos is None else _vec("pos", pos)
+        q = None if quat is None else _vec("quat", quat, 4)
+        if q is not None:
+            n = float(np.linalg.norm(q))
+            if n < 1e-9:
+                raise ValueError(f"body {b.name!r}: quat must not be zero")
+            q = q / n
+        _, state, _ = self._ready()
+        if p is not None:
+            state.body_pos[i] = p
+        if q is not None:
+            state.body_quat[i] = q
+        state.body_vel[i] = 0.0
+        state.body_angvel[i] = 0.0
+        state.body_angmom[i] = 0.0
+
+    @property
+    def body_jointed(self):
+        """For each body, whether a joint holds it."""
+        held = set()
+        for j in self._joints:
+            held.update(j.bodies)
+        return [i in held for i in range(len(self._bodies))]
+
     def set_body_velocity(self, body, vel=None, angvel=None):
         i = self._body_index(body, "velocity")
         b = self._bodies[i]
@@ -502,6 +545,21 @@ class World:
         for side, i in enumerate(j.bodies):
             out[side] = state.body_pos[i] + quat_to_matrix(state.body_quat[i]) @ j.local_anchor[side]
         return out
+
+    def joint_frames_world(self):
+        """Every joint's anchor on body B (njoint, 3) and joint axis (njoint, 3), world frame,
+        at the current state (the x axis of the joint frame on body B; for drawing)."""
+        nj = len(self._joints)
+        anchors, axes = np.zeros((nj, 3)), np.zeros((nj, 3))
+        if nj == 0:
+            return anchors, axes
+        model, state, _ = self._ready()
+        b = model.joint_body[:, 1]
+        R = _rotations(state.body_quat[b])
+        anchors[:] = state.body_pos[b] + np.einsum("nij,nj->ni", R, model.joint_local_anchor[:, 1])
+        F = _rotations(model.joint_local_frame[:, 1])
+        axes[:] = np.einsum("nij,nj->ni", R, F[:, :, 0])
+        return anchors, axes
 
     @property
     def solver_stats(self):

@@ -73,10 +73,13 @@ def body_instances(body_pos, body_quat, body_shapes):
 def point_instances(points, radius, colours):
     """Rows (k, 19) drawing a sphere of `radius` at each point (k, 3) in colours (k, 3)."""
     points = np.asarray(points, dtype=float).reshape(-1, 3)
-    colours = np.asarray(colours, dtype=float).reshape(-1, 3)
-    rows = [np.concatenate([_model(p, np.eye(3), (radius,) * 3), c])
-            for p, c in zip(points, colours)]
-    return np.array(rows, dtype="f4").reshape(-1, 19)
+    colours = np.broadcast_to(np.asarray(colours, dtype=float).reshape(-1, 3), points.shape)
+    rows = np.zeros((len(points), 19), dtype="f4")
+    rows[:, 0] = rows[:, 5] = rows[:, 10] = radius   # columns of the model matrix
+    rows[:, 12:15] = points
+    rows[:, 15] = 1.0
+    rows[:, 16:19] = colours
+    return rows
 
 
 def _half_extent(shape, rot):

@@ -15,6 +15,10 @@ from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
 BACKGROUND = (0.13, 0.14, 0.17)
 # Towards the light: from above, in front and to the left of the default view.
 LIGHT_DIR = np.array([0.35, -0.55, 0.76]) / np.linalg.norm([0.35, -0.55, 0.76])
+SHADOW_ALPHA = 0.38                # opacity of the bodies' shadows on the ground z = 0
+AXIS_COLOUR = (0.95, 0.95, 0.3)    # joint axes
+AXIS_LENGTH = 4.0                  # an axis line is this many anchor radii long each way
+COM_COLOUR = (0.9, 0.9, 0.95)      # centre-of-mass markers
 STICK_COLOUR = (0.2, 0.45, 0.95)   # joint anchors whose friction holds
 SLIP_COLOUR = (1.0, 0.55, 0.1)     # joint anchors that slide
 ANCHOR_SIZE = 0.012                # anchor dot radius as a fraction of half the view height
@@ -70,6 +74,10 @@ class Renderer:
         self.meshes = {name: _InstancedMesh(ctx, self.solid, getattr(meshes, name)())
                        for name in MESHES}
         self.anchors = _InstancedMesh(ctx, self.solid, meshes.sphere(rings=8, segments=16))
+        self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
+        self.solid["u_shadow"].value = 0.0
+        self.axes_vbo = self.axes_vao = None
+        self.axes_capacity = 0
         self.grid_vbo = self.grid_vao = None
         self.grid_extent = None
         self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
@@ -96,9 +104,15 @@ class Renderer:
         return scene_bounds(body_pos, body_quat, body_shapes, joint_anchors)
 
     def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
-             joint_sliding=None):
-        """Clear and draw one picture.  joint_anchors (njoint, 3) are drawn as dots, orange
-        where joint_sliding (njoint,) is true and blue where the joint sticks."""
+             joint_sliding=None, joint_axes=None, centres=None, shadows=True):
+        """Clear and draw one picture.
+
+        joint_anchors (njoint, 3) are drawn as dots, orange where joint_sliding (njoint,) is
+        true and blue where the joint sticks, with their joint_axes (njoint, 3) as short lines
+        through them; centres (k, 3) (centres of mass) as small white dots; both on top of the
+        bodies.  With `shadows`, every body casts a flat shadow on the ground z = 0 along the
+        light (a projection of its mesh, blended over the grid).
+        """
         ctx = self.ctx
         ctx.clear(*BACKGROUND, 1.0, depth=1.0)
         ctx.enable(ctx.DEPTH_TEST)
@@ -109,21 +123,77 @@ class Renderer:
         self.solid["u_view_projection"].write(view_projection)
         self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
         self.solid["u_eye"].value = tuple(camera.eye)
-        for name, rows in body_instances(body_pos, body_quat, body_shapes).items():
+        instances = body_instances(body_pos, body_quat, body_shapes)
+        if shadows:
+            self._draw_shadows(instances)
+        for name, rows in instances.items():
             self.meshes[name].draw(rows)
+        # The same size on screen however far the camera is, yet not hiding thin links.
+        radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
+        thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes if shape]
+        if thinnest:
+            radius = min(radius, ANCHOR_MAX * min(thinnest))
+        overlays = (joint_anchors is not None and len(joint_anchors)) or (
+            centres is not None and len(centres))
+        if not overlays:
+            return
+        ctx.disable(ctx.DEPTH_TEST)  # overlays show through the bodies, as in MuJoCo
         if joint_anchors is not None and len(joint_anchors):
             sliding = (np.zeros(len(joint_anchors), bool) if joint_sliding is None
                        else np.asarray(joint_sliding) > 0.5)
+            if joint_axes is not None:
+                self._draw_axes(joint_anchors, joint_axes, AXIS_LENGTH * radius)
             colours = np.where(sliding[:, None], SLIP_COLOUR, STICK_COLOUR)
-            # The same size on screen however far the camera is, yet not hiding thin links.
-            radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
-            thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes if shape]
-            if thinnest:
-                radius = min(radius, ANCHOR_MAX * min(thinnest))
             self.anchors.draw(point_instances(joint_anchors, radius, colours))
+        if centres is not None and len(centres):
+            self.anchors.draw(point_instances(centres, 0.6 * radius, COM_COLOUR))
+        ctx.enable(ctx.DEPTH_TEST)
+
+    def _draw_shadows(self, instances):
+        """Planar projected shadows (Blinn 1988): every vertex x goes to the ground along the
+        light, x - (x_z / l_z) l, lifted a hair above the grid; drawn translucent, without
+        writing depth, so the bodies drawn next cover them."""
+        ctx = self.ctx
+        lx, ly, lz = LIGHT_DIR
+        flatten = np.array([[1.0, 0.0, -lx / lz, 0.0], [0.0, 1.0, -ly / lz, 0.0],
+                            [0.0, 0.0, 0.0, 1e-3], [0.0, 0.0, 0.0, 1.0]])
+        self.solid["u_flatten"].write(flatten.T.astype("f4").tobytes())
+        self.solid["u_shadow"].value = SHADOW_ALPHA
+        ctx.enable(ctx.BLEND)
+        ctx.blend_func = ctx.SRC_ALPHA, ctx.ONE_MINUS_SRC_ALPHA
+        ctx.depth_mask = False
+        try:
+            for name, rows in instances.items():
+                self.meshes[name].draw(rows)
+        finally:
+            ctx.depth_mask = True
+            ctx.disable(ctx.BLEND)
+            self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
+            self.solid["u_shadow"].value = 0.0
+
+    def _draw_axes(self, anchors, axes, half_length):
+        anchors = np.asarray(anchors, dtype=float).reshape(-1, 3)
+        axes = np.asarray(axes, dtype=float).reshape(-1, 3)
+        verts = np.empty((2 * len(anchors), 6), dtype="f4")
+        verts[0::2, :3] = anchors - half_length * axes
+        verts[1::2, :3] = anchors + half_length * axes
+        verts[:, 3:] = AXIS_COLOUR
+        if len(verts) > self.axes_capacity:
+            for obj in (self.axes_vao, self.axes_vbo):
+                if obj is not None:
+                    obj.release()
+            self.axes_capacity = max(len(verts), 2 * self.axes_capacity, 16)
+            self.axes_vbo = self.ctx.buffer(reserve=self.axes_capacity * 24, dynamic=True)
+            self.axes_vao = self.ctx.vertex_array(
+                self.line, [(self.axes_vbo, "3f 3f", "in_position", "in_colour")])
+        self.axes_vbo.write(verts.tobytes())
+        self.axes_vao.render(self.ctx.LINES, vertices=len(verts))
 
     def release(self):
         for mesh in (*self.meshes.values(), self.anchors):
             mesh.release()
-        for obj in (self.grid_vao, self.grid_vbo, self.solid, self.line):
+        for obj in (self.axes_vao, self.axes_vbo, self.grid_vao, self.grid_vbo, self.solid,
+                    self.line):
+            if obj is None:
+                continue
             obj.release()

@@ -1,4 +1,5 @@
-"""GLSL 3.30 core shaders: lit instanced solids and unlit coloured lines."""
+"""GLSL 3.30 core shaders: lit instanced solids (and their shadows on the ground) and unlit
+coloured lines."""
 
 # Per instance: a model matrix (four columns) and a colour.  Normals go through the
 # inverse transpose because shapes are scaled unevenly (boxes, ellipsoids, cylinders).
@@ -12,12 +13,13 @@ in vec4 in_model2;
 in vec4 in_model3;
 in vec3 in_colour;
 uniform mat4 u_view_projection;
+uniform mat4 u_flatten;  // identity, or the projection onto the ground along the light
 out vec3 v_normal;
 out vec3 v_colour;
 out vec3 v_world;
 void main() {
     mat4 model = mat4(in_model0, in_model1, in_model2, in_model3);
-    vec4 world = model * vec4(in_position, 1.0);
+    vec4 world = u_flatten * model * vec4(in_position, 1.0);
     v_world = world.xyz;
     v_normal = transpose(inverse(mat3(model))) * in_normal;
     v_colour = in_colour;
@@ -34,8 +36,13 @@ in vec3 v_colour;
 in vec3 v_world;
 uniform vec3 u_light_dir;
 uniform vec3 u_eye;
+uniform float u_shadow;  // > 0: draw a flat translucent shadow of this opacity
 out vec4 f_colour;
 void main() {
+    if (u_shadow > 0.0) {
+        f_colour = vec4(0.0, 0.0, 0.0, u_shadow);
+        return;
+    }
     vec3 n = normalize(v_normal);
     if (dot(n, u_eye - v_world) < 0.0) n = -n;  // inside faces seen through open ends
     float diffuse = max(dot(n, u_light_dir), 0.0);

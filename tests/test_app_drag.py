@@ -234,3 +234,87 @@ def test_releasing_the_door_removes_the_force(headless_drag):
     assert out["last_force"] == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     assert out["world_force"] == [0.0, 0.0, 0.0]
     assert out["closed"]
+
+
+# ---- dragging while paused moves a free body directly -------------------------------------------
+FREE_SCENE = """
+description = "a free box and a hinged plate"
+world = { dt = 0.004 }
+bodies = [
+  { name = "box", shape = { type = "box", half_extents = [0.2, 0.2, 0.2] }, mass = 1.0,
+    pos = [0.0, 0.0, 1.0] },
+  { name = "plate", shape = { type = "box", half_extents = [0.3, 0.05, 0.3] }, mass = 1.0,
+    pos = [1.5, 0.0, 1.0] },
+]
+joints = [
+  { name = "hinge", type = "revolute", body_a = "world", body_b = "plate",
+    anchor = [1.2, 0.0, 1.0], axis = [0.0, 0.0, 1.0] },
+]
+"""
+
+PAUSED_CHILD = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from pyglet.window import mouse
+    from app.drag import project
+    from app.window import App
+
+    out = {}
+    app = App(sys.argv[1], width=640, height=480, paused=True)
+    deadline = time.time() + 900
+    while not app.snapshot.ready and time.time() < deadline:
+        app.run_frames(1)
+    snap = app.snapshot
+    size = app.window.get_size()
+    def drag(body, offset, ctrl=False):
+        i = snap.body_names.index(body)
+        start = np.array(app.snapshot.body_pos[i])
+        x0, y0 = project(app.camera, start, *size)
+        x1, y1 = project(app.camera, start + np.asarray(offset), *size)
+        mods = 2 if ctrl else 0  # pyglet's MOD_CTRL
+        app.window.dispatch_event("on_mouse_press", round(x0), round(y0), mouse.LEFT, mods)
+        app.window.dispatch_event("on_mouse_drag", round(x1), round(y1), round(x1 - x0),
+                                  round(y1 - y0), mouse.LEFT, mods)
+        for _ in range(4):
+            app.run_frames(1)
+            time.sleep(0.02)
+        app.window.dispatch_event("on_mouse_release", round(x1), round(y1), mouse.LEFT, 0)
+        app.run_frames(2)
+        time.sleep(0.05)
+        app.run_frames(1)
+        return start, np.array(app.snapshot.body_pos[i]), np.array(app.snapshot.body_quat[i])
+    start, end, quat = drag("box", (0.0, 0.0, 0.5))
+    out["box_start"], out["box_end"] = start.tolist(), end.tolist()
+    out["box_quat"] = quat.tolist()
+    out["time"] = app.snapshot.time
+    out["paused"] = app.snapshot.paused
+    start, end, _ = drag("plate", (0.0, 0.0, 0.5))
+    out["plate_start"], out["plate_end"] = start.tolist(), end.tolist()
+    out["error"] = app.snapshot.error
+    out["closed"] = app.close()
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def paused_drag(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("paused")
+    scene = folder / "free.toml"
+    scene.write_text(FREE_SCENE)
+    return run_headless_child(PAUSED_CHILD, scene, cwd=folder)
+
+
+def test_dragging_while_paused_moves_a_free_body_directly(paused_drag):
+    out = paused_drag
+    start, end = np.array(out["box_start"]), np.array(out["box_end"])
+    assert out["paused"] and out["time"] == 0.0       # no step was taken
+    # The cursor went 0.5 m up (in the view plane through the grab point): the box follows.
+    assert end[2] - start[2] == pytest.approx(0.5, abs=0.02)
+    np.testing.assert_allclose(out["box_quat"], [1.0, 0.0, 0.0, 0.0], atol=1e-12)
+    assert out["error"] is None
+
+
+def test_dragging_while_paused_leaves_a_jointed_body_to_its_joint(paused_drag):
+    out = paused_drag
+    np.testing.assert_allclose(out["plate_end"], out["plate_start"], atol=1e-12)
+    assert out["closed"]
