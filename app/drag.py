@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, SPHERE
+from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from render.instances import point_instances, rotation_matrices
 
 STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
@@ -107,6 +107,8 @@ def shape_hit(shape, origin, direction):
         for z in (-b, b):
             hits += [t for t in _sphere_hits(o, d, np.array([0.0, 0.0, z]), np.array([a, a, a]))
                      if (o[2] + t * d[2]) * z >= 0.0]  # the outer half of each end sphere
+    elif shape.kind == PLANE:
+        return None  # the ground is never grabbed
     else:
         raise ValueError(f"unknown shape kind {shape.kind!r}")
     ahead = [t for t in hits if t >= 0.0]

@@ -19,6 +19,9 @@ import numpy as np
 from .snapshot import JOINT_CHANNELS, STAT_CHANNELS
 
 MIN_CAPACITY = 1024
+# Other names of the joint channels: the coordinate is an angle (rad) for revolute and
+# spherical joints, a position (m) for prismatic ones, as in the CSV columns.
+CHANNEL_ALIASES = {"angle": "coord", "position": "coord"}
 
 
 class PlotBuffer:
@@ -134,10 +137,16 @@ class PlotBuffer:
         return self._view(self._stats)
 
     def series(self, joint, channel):
-        """(n,) one joint's (name or index) channel (name in JOINT_CHANNELS or index)."""
+        """(n,) one joint's (name or index) channel: a name in JOINT_CHANNELS (or "angle" /
+        "position" for "coord"), or its index. Units: rad or m, rad/s or m/s, N m or N."""
         j = self.joint_names.index(joint) if isinstance(joint, str) else joint
-        c = JOINT_CHANNELS.index(channel) if isinstance(channel, str) else channel
-        return self._view(self._joint[j, c])
+        if isinstance(channel, str):
+            channel = CHANNEL_ALIASES.get(channel, channel)
+            if channel not in JOINT_CHANNELS:
+                raise KeyError(f"no channel {channel!r}; the channels are "
+                               f"{', '.join(JOINT_CHANNELS)}")
+            channel = JOINT_CHANNELS.index(channel)
+        return self._view(self._joint[j, channel])
 
     # ---- saving -----------------------------------------------------------------------------
     def to_csv(self, path):

@@ -3,8 +3,8 @@ friction, solved by warm-started sequential impulses (papers 000/003 and 002).
 
 Imports numpy and numba only. `World` is the entry point.
 """
-from .shape import Box, Capsule, Cylinder, Ellipsoid, Sphere, SHAPES
-from .world import Recording, SimulationError, World
+from .shape import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere, SHAPES
+from .world import Material, Recording, SimulationError, World
 
-__all__ = ["World", "Recording", "SimulationError", "Box", "Sphere", "Capsule", "Cylinder",
-           "Ellipsoid", "SHAPES"]
+__all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",
+           "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

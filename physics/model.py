@@ -31,6 +31,18 @@ Model = namedtuple("Model", [
     "group_count",         # (1,) int64 number of floating trees
     "body_island",         # (nbody,) int64 island of jointed dynamic bodies, -1 for none
     "island_driven",       # (nisland,) bool: the island is joined to a kinematic body
+    "body_dynamic",        # (nbody,) bool
+    "geom_body",           # (ngeom,) int64 body owning the geom
+    "geom_kind",           # (ngeom,) int64 shape kind (shape.py)
+    "geom_size",           # (ngeom, 3) shape numbers (shape.py)
+    "geom_local_pos",      # (ngeom, 3) offset from the body's centre of mass, body frame
+    "geom_local_rot",      # (ngeom, 3, 3) orientation in the body frame
+    "geom_material",       # (ngeom, 4) friction, rolling (m), spinning (m), restitution
+    "geom_group",          # (ngeom,) int64 collision bits the geom has
+    "geom_mask",           # (ngeom,) int64 collision bits the geom collides with
+    "geom_hull",           # (ngeom, 2) int64 first vertex and count in hull_vert (hulls)
+    "hull_vert",           # (nvert, 3) hull vertices, geom frame
+    "pair_excluded",       # (nexcl,) int64 sorted keys lo * nbody + hi of body pairs never in contact
     "load_body",           # (nload,) int64
     "load_force",          # (nload, 3) N, world frame, at the centre of mass
     "load_torque",         # (nload, 3) N m, world frame

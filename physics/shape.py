@@ -136,5 +136,21 @@ class Capsule:
         return np.array([side, side, axial])
 
 
+@dataclass(frozen=True)
+class Plane:
+    """The infinite half-space z <= 0 of its body's frame (normal +z); static bodies only."""
+    kind = PLANE
+
+    @property
+    def size(self):
+        return (0.0, 0.0, 0.0)
+
+    def volume(self):
+        raise ValueError("a plane has no volume: it belongs to a static body")
+
+    def unit_inertia(self):
+        raise ValueError("a plane has no inertia: it belongs to a static body")
+
+
 SHAPES = {"box": Box, "sphere": Sphere, "capsule": Capsule, "cylinder": Cylinder,
-          "ellipsoid": Ellipsoid}
+          "ellipsoid": Ellipsoid, "plane": Plane}

@@ -4,19 +4,24 @@ wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (pap
 Only this module knows the order of the stages of one step:
 
     1. free motion            w from L by a symplectic splitting of the free rotation (002, eq. 9)
-    2. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
-    3. follow geometry        velocities onto the joints at the new poses, energy kept per island
-    4. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
-    5. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied
-    6. solve velocities       Gauss-Seidel over blocks until every |dp| <= eps (000, eq. 17)
-                              or the wall-clock budget is spent
-    7. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
+    2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
+    3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
+    4. follow geometry        velocities onto the joints at the new poses, energy kept per island
+    5. prepare contacts       arms, tangents, effective masses, approach speeds
+    6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
+    7. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
+                              and contacts)
+    8. solve velocities       Gauss-Seidel over joint blocks, then contact rows, until every
+                              |dp| <= eps (000, eq. 17) or the wall-clock budget is spent;
+                              then restitution (002, eq. 19)
+    9. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
                               q <- exp(h w / 2) q;  w = I(t + h)^-1 L             (002, eq. 10-11)
-    8. solve positions        "separate impulses": poses only, velocities untouched. The tree
+   10. solve positions        "separate impulses": poses only, velocities untouched. The tree
                               pass closes point locks exactly by translation (tree.py), then
                               mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
-                              angle limits and loop joints, then the tree pass again
-    9. report                 joint coordinate, velocity, friction, stick/slip
+                              angle limits and loop joints, and contact overlap, then the tree
+                              pass again
+   11. report                 joint coordinate, velocity, friction, stick/slip
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
 """
@@ -25,6 +30,8 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
+from .contact import (detect_contacts, prepare_contacts, restitution, solve_contact_positions,
+                      solve_contacts, warm_start_contacts)
 from .constraint import (KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION,
                          SLOT_LOWER, SLOT_UPPER, apply_impulse, effective_mass_inverse,
                          impulse_map, pack_block, solve_general_block, solve_packed_angular,
@@ -42,6 +49,7 @@ _JIT = dict(nogil=True, cache=True, fastmath={"contract"})
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
+OK, NONFINITE, OVERFLOW = 0, 1, 2  # step status
 GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
 
@@ -318,7 +326,7 @@ def warm_start(model, state, work, settings):
 
 
 @njit(**_JIT)
-def solve_velocities(model, state, work, settings):
+def solve_velocities(model, state, work, contacts, settings):
     """Sequential impulses; records iterations done, final residual max |dp| and seconds."""
     h = settings.dt
     tol2 = settings.tolerance * settings.tolerance
@@ -348,11 +356,15 @@ def solve_velocities(model, state, work, settings):
                     work.joint_clamped[j, s] = clamped
             if dp2 > worst:
                 worst = dp2
+        dp2 = solve_contacts(model, state, work, contacts)
+        if dp2 > worst:
+            worst = dp2
         done = it + 1
         if worst <= tol2:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
+    restitution(model, state, work, contacts)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
         if blocks[k, 3] != KIND_GENERAL:
@@ -392,8 +404,9 @@ def integrate_positions(model, state, work, settings):
 
 
 @njit(**_JIT)
-def solve_positions(model, state, work, settings):
-    """Tree pass, mass-weighted sweeps over what it does not close, tree pass again."""
+def solve_positions(model, state, work, contacts, settings):
+    """Tree pass, mass-weighted sweeps over what it does not close (then over the contacts'
+    overlap), tree pass again."""
     tree_pass(model, state, work)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
@@ -423,6 +436,7 @@ def solve_positions(model, state, work, settings):
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
+        solve_contact_positions(model, state, work, contacts)
     if settings.position_iterations > 0:
         tree_pass(model, state, work)
 
@@ -472,34 +486,44 @@ def first_nonfinite_body(state):
 
 
 @njit(**_JIT)
-def step(model, state, work, settings):
-    """Advance the world by one step of settings.dt. Returns False if it went non-finite."""
+def step(model, state, work, contacts, settings):
+    """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
+    non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
+    and call again)."""
     free_motion(model, state, work, settings)
+    if not detect_contacts(model, state, work, contacts, settings.dt):
+        return OVERFLOW
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)
+    prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
     warm_start(model, state, work, settings)
-    solve_velocities(model, state, work, settings)
+    warm_start_contacts(model, state, work, contacts, settings.warm_start)
+    solve_velocities(model, state, work, contacts, settings)
     integrate_positions(model, state, work, settings)
-    solve_positions(model, state, work, settings)
+    solve_positions(model, state, work, contacts, settings)
     report_joints(model, state, work, settings)
     state.time[0] += settings.dt
     state.step_count[0] += 1
     bad = first_nonfinite_body(state)
     state.solver_stats[3] = bad + 1
-    return bad < 0
+    return OK if bad < 0 else NONFINITE
 
 
 @njit(**_JIT)
-def step_many(model, state, work, settings, nsteps, rec_time, rec_joint, rec_stats, rec_pos,
-              rec_quat):
+def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
+              rec_pos, rec_quat):
     """Run up to nsteps steps in one call; record each step into the arrays whose first
     dimension is at least nsteps (pass a zero-length first dimension to skip one):
     rec_time (n,), rec_joint (n, njoint, 4) = coord, velocity, friction, sliding,
     rec_stats (n, 3), rec_pos (n, nbody, 3), rec_quat (n, nbody, 4).
-    Returns the number of steps done (fewer if the state went non-finite)."""
+    Returns (steps done, status of the last step): fewer steps than asked when the state
+    went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
+    done)."""
     for k in range(nsteps):
-        ok = step(model, state, work, settings)
+        status = step(model, state, work, contacts, settings)
+        if status == OVERFLOW:
+            return k, status
         if rec_time.shape[0] > k:
             rec_time[k] = state.time[0]
         if rec_joint.shape[0] > k:
@@ -515,6 +539,6 @@ def step_many(model, state, work, settings, nsteps, rec_time, rec_joint, rec_sta
             rec_pos[k] = state.body_pos
         if rec_quat.shape[0] > k:
             rec_quat[k] = state.body_quat
-        if not ok:
-            return k + 1
-    return nsteps
+        if status != OK:
+            return k + 1, status
+    return nsteps, OK

@@ -18,7 +18,9 @@ cache.configure()
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
-from .solver import step_many  # noqa: E402
+from .contact import ContactSet, grown, make_contacts  # noqa: E402
+from .shape import PLANE  # noqa: E402
+from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
 
@@ -72,6 +74,37 @@ def frame_from_axis(axis):
     return q / np.linalg.norm(q)
 
 
+@dataclass(frozen=True)
+class Material:
+    """Contact coefficients of a body's surface; a contact takes the larger of the two
+    bodies' values of each (MuJoCo's rule).
+
+    friction     Coulomb coefficient mu (sliding: |p_t| <= mu p_n)
+    rolling      rolling resistance, a length (m): the rolling torque is at most rolling x N
+    spinning     spinning (torsional) resistance, a length (m): |torque about n| <= spinning x N
+    restitution  e in [0, 1]: the normal speed after an impact is e times the speed before
+    """
+    friction: float = 0.5
+    rolling: float = 0.0
+    spinning: float = 0.0
+    restitution: float = 0.0
+
+    def __post_init__(self):
+        for name in ("friction", "rolling", "spinning", "restitution"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"material {name} must be a finite number >= 0 (got {v!r})")
+        if self.restitution > 1.0:
+            raise ValueError(f"material restitution must be at most 1 (got {self.restitution})")
+
+    def row(self):
+        return (float(self.friction), float(self.rolling), float(self.spinning),
+                float(self.restitution))
+
+
+ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
+
+
 @dataclass
 class _Body:
     name: str
@@ -83,6 +116,9 @@ class _Body:
     vel: np.ndarray
     angvel: np.ndarray
     shape: object = None
+    material: Material = Material()
+    group: int = 1
+    mask: int = ALL_GROUPS
 
 
 @dataclass
@@ -123,6 +159,7 @@ class World:
         self._joints = []
         self._loads = []
         self._model = self._state = self._work = None
+        self._contacts = None
         self._carry = None       # the running state a rebuild continues from
         self._settings = None
         self._config = {}
@@ -176,10 +213,13 @@ class World:
     # ---- building ---------------------------------------------------------------------------
     def add_body(self, name, shape=None, *, mass=None, density=None, inertia=None,
                  pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0),
-                 angvel=(0.0, 0.0, 0.0), kind="dynamic"):
+                 angvel=(0.0, 0.0, 0.0), kind="dynamic", material=None, group=1,
+                 mask=ALL_GROUPS):
         """Add a rigid body; returns its index. Mass properties come from `inertia` (principal
         moments about the centre of mass, body frame) if given, else from the shape with
-        `mass` or `density` (default 1000 kg/m^3)."""
+        `mass` or `density` (default 1000 kg/m^3).  A shaped body collides with the others
+        through its `material` (default Material()); bodies a and b may touch iff
+        group_a & mask_b and group_b & mask_a (bit sets), and never when a joint joins them."""
         if not isinstance(name, str) or not name:
             raise ValueError("a body needs a non-empty name")
         if name in self.body_names:
@@ -195,6 +235,15 @@ class World:
         q = q / qn
         if k == STATIC and (np.any(vel) or np.any(angvel)):
             raise ValueError(f"body {name!r}: a static body cannot move; make it kinematic")
+        if shape is not None and shape.kind == PLANE and k != STATIC:
+            raise ValueError(f"body {name!r}: a plane is infinite; only a static body can be one")
+        material = Material() if material is None else material
+        if not isinstance(material, Material):
+            raise TypeError(f"body {name!r}: material must be a Material (got {material!r})")
+        for what, bits in (("group", group), ("mask", mask)):
+            if not (isinstance(bits, (int, np.integer)) and 0 <= int(bits) <= ALL_GROUPS):
+                raise ValueError(f"body {name!r}: collision {what} must be an integer bit set "
+                                 f"in [0, 2^62) (got {bits!r})")
         m, I = 0.0, np.zeros(3)
         if k == DYNAMIC or mass is not None or density is not None:
             if mass is not None and density is not None:
@@ -218,7 +267,8 @@ class World:
                 I = m * shape.unit_inertia()
             elif k == DYNAMIC:
                 raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
-        self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape))
+        self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
+                                  int(group), int(mask)))
         self._invalidate()
         return len(self._bodies) - 1
 
@@ -330,6 +380,7 @@ class World:
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
             body_island=None, island_driven=None,
+            **self._geoms(kind),
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
             load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
@@ -362,7 +413,28 @@ class World:
             s.joint_coord[:njo] = old.joint_coord
         self._state = s
         self._work = make_work(nb, nj, groups, islands)
+        self._contacts = make_contacts(self._model.geom_kind.shape[0])
         self._carry = None
+
+    def _geoms(self, kind):
+        """The Model's geom arrays: one geom per shaped body, at its centre of mass."""
+        shaped = [i for i, b in enumerate(self._bodies) if b.shape is not None]
+        ng = len(shaped)
+        nb = len(self._bodies)
+        held = sorted({(min(j.bodies), max(j.bodies)) for j in self._joints})
+        return dict(
+            body_dynamic=kind == DYNAMIC,
+            geom_body=np.array(shaped, np.int64).reshape(ng),
+            geom_kind=np.array([self._bodies[i].shape.kind for i in shaped], np.int64).reshape(ng),
+            geom_size=np.array([self._bodies[i].shape.size for i in shaped], float).reshape(ng, 3),
+            geom_local_pos=np.zeros((ng, 3)),
+            geom_local_rot=np.tile(np.eye(3), (ng, 1, 1)).reshape(ng, 3, 3),
+            geom_material=np.array([self._bodies[i].material.row() for i in shaped],
+                                   float).reshape(ng, 4),
+            geom_group=np.array([self._bodies[i].group for i in shaped], np.int64).reshape(ng),
+            geom_mask=np.array([self._bodies[i].mask for i in shaped], np.int64).reshape(ng),
+            geom_hull=np.zeros((ng, 2), np.int64), hull_vert=np.zeros((1, 3)),
+            pair_excluded=np.array(sorted(lo * nb + hi for lo, hi in held), np.int64))
 
     def _ready(self):
         if self._model is None:
@@ -404,8 +476,15 @@ class World:
         if rec is None:
             empty = _empty_records(state)
             rec = empty
-        done = step_many(model, state, work, self._settings, n, *rec)
-        if done < n or state.solver_stats[3] > 0:
+        done, status = 0, OVERFLOW
+        while status == OVERFLOW:
+            rest = tuple(r[done:] if r.shape[0] else r for r in rec)
+            k, status = step_many(model, state, work, self._contacts, self._settings, n - done,
+                                  *rest)
+            done += k
+            if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
+                self._contacts = grown(self._contacts, model.geom_kind.shape[0])
+        if status == NONFINITE or state.solver_stats[3] > 0:
             i = int(state.solver_stats[3]) - 1
             raise SimulationError(
                 f"the simulation became non-finite at t = {state.time[0]:.6g} s "

@@ -8,11 +8,14 @@ import colorsys
 
 import numpy as np
 
-from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, SPHERE
+from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 
 # The meshes the renderer owns; every shape kind is drawn with one or more of them.
 MESHES = ("box", "sphere", "cylinder")
 GOLDEN = 0.6180339887498949  # hue step: neighbouring bodies get clearly different hues
+PLANE_HALF = 50.0            # m: a plane is drawn as a slab this wide each way from its origin
+PLANE_THICKNESS = 0.01       # m: ... and this thick, its top a hair below the plane (the grid
+PLANE_COLOUR = (0.30, 0.32, 0.36)  # and the shadows lie on it)
 
 
 def body_colour(index):
@@ -42,8 +45,9 @@ def _model(pos, rot, scale):
 
 
 def body_instances(body_pos, body_quat, body_shapes):
-    """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b."""
-    rows = {name: [] for name in MESHES}
+    """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b.  Planes
+    come apart, under "plane" (drawn with the box mesh, before the shadows)."""
+    rows = {name: [] for name in MESHES + ("plane",)}
     rots = rotation_matrices(body_quat)
     for i, shape in enumerate(body_shapes):
         if shape is None:
@@ -63,6 +67,10 @@ def body_instances(body_pos, body_quat, body_shapes):
             axis = rot[:, 2] * b
             parts = [("cylinder", pos, (a, a, b)), ("sphere", pos + axis, (a, a, a)),
                      ("sphere", pos - axis, (a, a, a))]
+        elif shape.kind == PLANE:
+            colour = PLANE_COLOUR
+            centre = pos - rot[:, 2] * (0.5 * PLANE_THICKNESS + 2e-3)
+            parts = [("plane", centre, (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS))]
         else:
             raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
         for mesh, centre, scale in parts:

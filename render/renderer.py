@@ -73,6 +73,7 @@ class Renderer:
         self.line = ctx.program(vertex_shader=LINE_VERTEX, fragment_shader=LINE_FRAGMENT)
         self.meshes = {name: _InstancedMesh(ctx, self.solid, getattr(meshes, name)())
                        for name in MESHES}
+        self.meshes["plane"] = _InstancedMesh(ctx, self.solid, meshes.box())
         self.anchors = _InstancedMesh(ctx, self.solid, meshes.sphere(rings=8, segments=16))
         self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
         self.solid["u_shadow"].value = 0.0
@@ -124,6 +125,7 @@ class Renderer:
         self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
         self.solid["u_eye"].value = tuple(camera.eye)
         instances = body_instances(body_pos, body_quat, body_shapes)
+        self.meshes["plane"].draw(instances.pop("plane"))
         if shadows:
             self._draw_shadows(instances)
         for name, rows in instances.items():

@@ -44,6 +44,7 @@ _SHAPE_CLASSES = {
     "sphere": "Sphere",
     "capsule": "Capsule",
     "cylinder": "Cylinder",
+    "plane": "Plane",
     "ellipsoid": "Ellipsoid",
 }
 # pydantic messages that read badly in a scene-file context.
@@ -125,6 +126,11 @@ def build_world(
                 vel=body.vel,
                 angvel=body.angvel,
                 kind=body.kind,
+                material=physics.Material(friction=body.friction, rolling=body.rolling,
+                                          spinning=body.spinning,
+                                          restitution=body.restitution),
+                group=body.group,
+                mask=body.mask,
             )
     for i, joint in enumerate(spec.joints):
         with _blame(source, f'joints[{i}] "{joint.name}"'):

@@ -31,6 +31,15 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     vel = [0.0, 0.0, 0.0]            # m/s, default zero
     angvel = [0.0, 0.0, 0.0]         # rad/s, world frame, default zero
     kind = "dynamic"                 # dynamic | static | kinematic, default dynamic
+    friction = 0.5                   # Coulomb mu >= 0 of the surface, default 0.5
+    rolling = 0.0                    # rolling resistance, m (torque <= rolling x N), default 0
+    spinning = 0.0                   # spinning resistance, m (torque <= spinning x N), default 0
+    restitution = 0.0                # 0..1, default 0; a contact takes the larger of the two
+                                     # bodies' values of each of these four (MuJoCo's rule)
+    group = 1                        # collision bits of the body, default 1
+    mask = 4611686018427387903       # bits it collides with (2^62 - 1: all, the default);
+                                     # a and b touch iff group_a & mask_b and group_b & mask_a,
+                                     # and never when a joint joins them
 
     [[joints]]
     name = "hinge"                   # required, unique
@@ -58,6 +67,7 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``capsule``: ``radius`` > 0, ``half_length`` > 0 (of the cylindrical part)
 * ``cylinder``: ``radius`` > 0, ``half_length`` > 0
 * ``ellipsoid``: ``semi_axes = [a, b, c]``, each > 0
+* ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
 
 Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
 kinematic bodies need neither (but may not have both).  ``inertia`` overrides
@@ -154,15 +164,21 @@ class EllipsoidSpec(_Spec):
     semi_axes: PositiveVec3
 
 
+class PlaneSpec(_Spec):
+    """The half-space z <= 0 of the body's frame (the ground); static bodies only."""
+    type: Literal["plane"]
+
+
 SHAPES: dict[str, type[_Spec]] = {
     "box": BoxSpec,
     "sphere": SphereSpec,
     "capsule": CapsuleSpec,
     "cylinder": CylinderSpec,
     "ellipsoid": EllipsoidSpec,
+    "plane": PlaneSpec,
 }
 ShapeSpec = Annotated[
-    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec],
+    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, PlaneSpec],
     Field(discriminator="type"),
 ]
 
@@ -191,6 +207,12 @@ class BodySpec(_Spec):
     vel: Vec3 = (0.0, 0.0, 0.0)
     angvel: Vec3 = (0.0, 0.0, 0.0)
     kind: Literal["dynamic", "static", "kinematic"] = "dynamic"
+    friction: NonNegative = 0.5
+    rolling: NonNegative = 0.0
+    spinning: NonNegative = 0.0
+    restitution: Annotated[Real, Field(ge=0, le=1)] = 0.0
+    group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
+    mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
 
     @field_validator("name")
     @classmethod
@@ -212,6 +234,8 @@ class BodySpec(_Spec):
         elif self.kind == "dynamic" and self.mass is None and self.density is None:
             problems.append((("mass",), 'a dynamic body needs "mass" or "density"'))
         # Without a shape there is nothing to compute a volume or inertia from.
+        if self.shape is not None and self.shape.type == "plane" and self.kind != "static":
+            problems.append((("kind",), 'a plane is infinite: its body must be "static"'))
         if self.shape is None and (self.mass is None or self.inertia is None):
             problems.append((("shape",), 'is required unless both "mass" and "inertia" are given'))
         if problems:

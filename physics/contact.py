@@ -1,0 +1,614 @@
+"""Contacts: collision detection every step, and the contact rows solved in the same
+sequential-impulse loop as the joints (paper 002 eqs. 19-21, paper 001, paper 004).
+
+Geoms. Every shaped body owns a geom g at an offset r_g (body frame) turned by R_gl:
+
+    x_g = x_b + R_b r_g,   R_g = R_b R_gl
+
+Detection, at the poses of time t (before any velocity of this step changes):
+
+    broad phase    world AABBs grown by the margin (CONTACT_MARGIN + h |v_b|) -> pairs (a < b)
+                   that may collide (broadphase.py: grid, joint/group/mask filters, planes)
+    narrow phase   closed forms (manifold.collide) or, for the other pairs, the convex
+                   routine (convex.convex_contact, warm started from last step's normal) and
+                   the clipped supporting features (manifold.manifold_from_normal):
+                   up to 4 points, each a midpoint m, depth d (> 0 overlap, < 0 gap), one
+                   normal n from A to B and a feature id
+    warm start     a point takes the accumulated impulses of last step's point with the same
+                   (geom a, geom b, feature) key
+
+A point's rows (rA = m - xA, rB = m - xB; t1, t2 unit tangents, n x t1 = t2 ... ):
+
+    normal     Cdot_n  = n . (vB + wB x rB - vA - wA x rA)      p_n >= 0                (20)
+    sliding    Cdot_tk = t_k . (vB + wB x rB - vA - wA x rA)    |(p_t1, p_t2)| <= mu p_n   (21)
+    rolling    Cdot_rk = t_k . (wB - wA)                        |(p_r1, p_r2)| <= mu_r p_n
+    spinning   Cdot_s  = n . (wB - wA)                          |p_s| <= mu_s p_n
+
+Each row: m_eff = 1 / (J M^-1 J^T), dp = m_eff (target - Cdot), the ACCUMULATED impulse is
+clamped (the normal at >= 0; the sliding and rolling pairs scaled onto their disks, the
+paper's circular cone, never a pyramid), dp = p_new - p_old is applied:
+
+    vA -= dp_lin / mA,  wA -= IA^-1 (rA x dp_lin + dp_ang),  vB, wB the opposite signs.
+
+Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
+cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
+overlap is removed by the position pass, which moves poses only, so no energy is injected.
+
+Restitution (eq. 19): a point whose approach speed v_n0 = Cdot_n at detection exceeds
+RESTITUTION_SPEED gets, after the iterations, target = -e v_n0 (p_n stays >= 0).  Such a
+point that is still apart is left out of this step (the bodies touch during the next one),
+so the bounce starts from contact and not from wherever the step found the bodies.
+
+Position pass, per point: the current depth d = n . (pA - pB) of the two surface points
+(pA = m + n d/2 on A, pB = m - n d/2 on B, kept in body frames) is reduced by
+POSITION_FACTOR (d - LINEAR_SLOP), at most MAX_CORRECTION per sweep, with the same mass
+weighting as the normal row; velocities are not touched.
+
+Combining the two geoms' materials (MuJoCo's rule): each coefficient is the larger of the two.
+"""
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .broadphase import broadphase, make_broadphase_work
+from .clock import monotonic_seconds
+from .convex import convex_contact
+from .manifold import collide, manifold_from_normal
+from .math3 import quat_rotated
+from .shape import PLANE
+from .support import aabb
+
+_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+
+CONTACT_MARGIN = 0.005     # m: points this far apart are already contacts (speculative)
+LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep touching)
+POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
+MAX_CORRECTION = 0.02      # m: largest correction of one point in one sweep
+RESTITUTION_SPEED = 0.1    # m/s: slower approaches do not bounce
+# material columns
+MU, MU_ROLL, MU_SPIN, RESTITUTION = 0, 1, 2, 3
+# impulse columns
+P_N, P_T1, P_T2, P_R1, P_R2, P_S = 0, 1, 2, 3, 4, 5
+
+ContactSet = namedtuple("ContactSet", [
+    # persistent: this step's points (kept for the next step's warm start), in pair order
+    "count",          # (1,) int64 points
+    "geom",           # (cap, 2) int64 geoms A, B
+    "body",           # (cap, 2) int64 their bodies
+    "feature",        # (cap,) int64
+    "point",          # (cap, 3) midpoint, world
+    "normal",         # (cap, 3) A to B
+    "depth",          # (cap,) > 0 overlap
+    "impulse",        # (cap, 6) accumulated p_n, p_t1, p_t2, p_r1, p_r2, p_s (N s, N m s)
+    "sliding",        # (cap,) bool: friction at the cone
+    "local",          # (cap, 2, 3) surface points on A and B in their body frames
+    # rows of this step
+    "material",       # (cap, 4) mu, mu_roll (m), mu_spin (m), restitution
+    "arm",            # (cap, 2, 3) rA, rB
+    "tangent",        # (cap, 2, 3) t1, t2
+    "mass",           # (cap, 6) effective masses of the six rows
+    "approach",       # (cap,) Cdot_n at detection
+    "target",         # (cap,) normal target velocity
+    "state",          # (cap,) int64 0 solved, 1 left out (restituting, apart)
+    # detection scratch
+    "pairs",          # (pcap, 2) int64
+    "new_geom", "new_feature", "new_point", "new_normal", "new_depth", "new_impulse",
+    "geom_pos",       # (ngeom, 3)
+    "geom_rot",       # (ngeom, 3, 3)
+    "geom_aabb",      # (ngeom, 6)
+    "geom_plane",     # (ngeom, 4)
+    "bp_slot", "bp_order", "bp_box", "bp_start", "bp_big", "bp_planes", "bp_mark", "bp_cand",
+    "bp_ext",
+    "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
+    "need",           # (2,) int64 pair and point capacity needed when detection overflowed
+    "stats",          # (4,) pairs tested, points, detection seconds, worst overlap (m)
+])
+
+
+def make_contacts(ngeom, cap=64, pcap=64):
+    bp = make_broadphase_work(ngeom)
+    n = max(int(ngeom), 1)
+    return ContactSet(
+        count=np.zeros(1, np.int64), geom=np.zeros((cap, 2), np.int64),
+        body=np.zeros((cap, 2), np.int64), feature=np.zeros(cap, np.int64),
+        point=np.zeros((cap, 3)), normal=np.zeros((cap, 3)), depth=np.zeros(cap),
+        impulse=np.zeros((cap, 6)), sliding=np.zeros(cap, np.bool_),
+        local=np.zeros((cap, 2, 3)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
+        tangent=np.zeros((cap, 2, 3)), mass=np.zeros((cap, 6)), approach=np.zeros(cap),
+        target=np.zeros(cap), state=np.zeros(cap, np.int64),
+        pairs=np.zeros((pcap, 2), np.int64),
+        new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),
+        new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
+        new_impulse=np.zeros((cap, 6)),
+        geom_pos=np.zeros((n, 3)), geom_rot=np.zeros((n, 3, 3)), geom_aabb=np.zeros((n, 6)),
+        geom_plane=np.zeros((n, 4)),
+        bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
+        bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
+        m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
+        m_feature=np.zeros(4, np.int64), cv_out=np.zeros(9), guess=np.zeros(3),
+        need=np.zeros(2, np.int64), stats=np.zeros(4))
+
+
+def grown(contacts, ngeom):
+    """A copy with room for what the last detection needed (`need`), the points kept."""
+    cap = max(contacts.geom.shape[0], int(contacts.need[1]))
+    pcap = max(contacts.pairs.shape[0], int(contacts.need[0]))
+    out = make_contacts(ngeom, cap=2 * cap, pcap=2 * pcap)
+    k = int(contacts.count[0])
+    for name in ("geom", "body", "feature", "point", "normal", "depth", "impulse", "sliding",
+                 "local"):
+        getattr(out, name)[:k] = getattr(contacts, name)[:k]
+    out.count[0] = k
+    return out
+
+
+# ---- small vector helpers (tuples; numba unrolls them) -------------------------------------------
+@njit(**_JIT)
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(**_JIT)
+def _mat_vec(m, x0, x1, x2):
+    return (m[0, 0] * x0 + m[0, 1] * x1 + m[0, 2] * x2,
+            m[1, 0] * x0 + m[1, 1] * x1 + m[1, 2] * x2,
+            m[2, 0] * x0 + m[2, 1] * x1 + m[2, 2] * x2)
+
+
+@njit(**_JIT)
+def _quad(m, x0, x1, x2):
+    """x . m x"""
+    y = _mat_vec(m, x0, x1, x2)
+    return x0 * y[0] + x1 * y[1] + x2 * y[2]
+
+
+# ---- detection --------------------------------------------------------------------------------
+@njit(**_JIT)
+def geom_poses(model, state, work, contacts, h):
+    """World poses, AABBs (grown by the margin and this step's travel) and plane equations."""
+    R = work.body_rot
+    for g in range(model.geom_kind.shape[0]):
+        b = model.geom_body[g]
+        Rb = R[b]
+        r = model.geom_local_pos[g]
+        off = _mat_vec(Rb, r[0], r[1], r[2])
+        for i in range(3):
+            contacts.geom_pos[g, i] = state.body_pos[b, i] + off[i]
+            for j in range(3):
+                contacts.geom_rot[g, i, j] = (Rb[i, 0] * model.geom_local_rot[g, 0, j]
+                                              + Rb[i, 1] * model.geom_local_rot[g, 1, j]
+                                              + Rb[i, 2] * model.geom_local_rot[g, 2, j])
+        kind = model.geom_kind[g]
+        box = contacts.geom_aabb[g]
+        if kind == PLANE:
+            n0, n1, n2 = (contacts.geom_rot[g, 0, 2], contacts.geom_rot[g, 1, 2],
+                          contacts.geom_rot[g, 2, 2])
+            contacts.geom_plane[g, 0] = n0
+            contacts.geom_plane[g, 1] = n1
+            contacts.geom_plane[g, 2] = n2
+            contacts.geom_plane[g, 3] = (n0 * contacts.geom_pos[g, 0]
+                                         + n1 * contacts.geom_pos[g, 1]
+                                         + n2 * contacts.geom_pos[g, 2])
+            for i in range(3):
+                box[i] = -1e30
+                box[3 + i] = 1e30
+            continue
+        aabb(kind, model.geom_size[g], contacts.geom_pos[g], contacts.geom_rot[g],
+             model.hull_vert, model.geom_hull[g, 0], model.geom_hull[g, 1], box)
+        v = state.body_vel[b]
+        grow = CONTACT_MARGIN + h * math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        for i in range(3):
+            box[i] -= grow
+            box[3 + i] += grow
+
+
+@njit(**_JIT)
+def _first_point_of_pair(contacts, a, b):
+    """Index of last step's first point of pair (a, b) (points are kept in pair order), or -1."""
+    lo, hi = 0, contacts.count[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        ga, gb = contacts.geom[mid, 0], contacts.geom[mid, 1]
+        if ga < a or (ga == a and gb < b):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < contacts.count[0] and contacts.geom[lo, 0] == a and contacts.geom[lo, 1] == b:
+        return lo
+    return -1
+
+
+@njit(**_JIT)
+def detect_contacts(model, state, work, contacts, h):
+    """Find this step's contact points; False (and `need` set) if the arrays are too small,
+    in which case nothing of the last step's contacts has changed."""
+    start = monotonic_seconds()
+    geom_poses(model, state, work, contacts, h)
+    npairs = broadphase(contacts.geom_aabb, model.geom_body, model.body_dynamic,
+                        model.geom_group, model.geom_mask, model.pair_excluded,
+                        model.geom_kind, contacts.geom_plane, contacts.bp_slot,
+                        contacts.bp_order, contacts.bp_box, contacts.bp_start, contacts.bp_big,
+                        contacts.bp_planes, contacts.bp_mark, contacts.bp_cand, contacts.bp_ext,
+                        contacts.pairs)
+    if npairs > contacts.pairs.shape[0]:
+        contacts.need[0] = npairs
+        return False
+    cap = contacts.new_geom.shape[0]
+    kinds, sizes, hulls = model.geom_kind, model.geom_size, model.geom_hull
+    gpos, grot = contacts.geom_pos, contacts.geom_rot
+    mp, md, mn, mf = contacts.m_point, contacts.m_depth, contacts.m_normal, contacts.m_feature
+    total = 0
+    worst = 0.0
+    for k in range(npairs):
+        a, b = contacts.pairs[k, 0], contacts.pairs[k, 1]
+        va, vb = state.body_vel[model.geom_body[a]], state.body_vel[model.geom_body[b]]
+        dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
+        margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
+        n = collide(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                    kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                    model.hull_vert, margin, mp, md, mn, mf)
+        old = _first_point_of_pair(contacts, a, b)
+        if n < 0:
+            g = contacts.guess
+            if old >= 0:
+                g[0], g[1], g[2] = (contacts.normal[old, 0], contacts.normal[old, 1],
+                                    contacts.normal[old, 2])
+            else:
+                g[0] = g[1] = g[2] = 0.0
+            out = contacts.cv_out
+            d = convex_contact(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                               kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                               model.hull_vert, g, out)
+            n = 0
+            if d > -margin:
+                n = manifold_from_normal(
+                    kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                    kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                    model.hull_vert, out[0:3], d, out[3:6], out[6:9], margin, mp, md, mn, mf)
+        for i in range(n):
+            if total < cap:
+                c = total
+                contacts.new_geom[c, 0] = a
+                contacts.new_geom[c, 1] = b
+                contacts.new_feature[c] = mf[i]
+                for q in range(3):
+                    contacts.new_point[c, q] = mp[i, q]
+                    contacts.new_normal[c, q] = mn[q]
+                contacts.new_depth[c] = md[i]
+                if md[i] > worst:
+                    worst = md[i]
+                for q in range(6):
+                    contacts.new_impulse[c, q] = 0.0
+                if old >= 0:  # warm start from last step's point with the same feature
+                    o = old
+                    while (o < contacts.count[0] and contacts.geom[o, 0] == a
+                           and contacts.geom[o, 1] == b):
+                        if contacts.feature[o] == mf[i]:
+                            for q in range(6):
+                                contacts.new_impulse[c, q] = contacts.impulse[o, q]
+                            break
+                        o += 1
+            total += 1
+    if total > cap:
+        contacts.need[1] = total
+        return False
+    for c in range(total):
+        for q in range(2):
+            contacts.geom[c, q] = contacts.new_geom[c, q]
+            contacts.body[c, q] = model.geom_body[contacts.new_geom[c, q]]
+        contacts.feature[c] = contacts.new_feature[c]
+        contacts.depth[c] = contacts.new_depth[c]
+        for q in range(3):
+            contacts.point[c, q] = contacts.new_point[c, q]
+            contacts.normal[c, q] = contacts.new_normal[c, q]
+        for q in range(6):
+            contacts.impulse[c, q] = contacts.new_impulse[c, q]
+    contacts.count[0] = total
+    contacts.stats[0] = npairs
+    contacts.stats[1] = total
+    contacts.stats[2] = monotonic_seconds() - start
+    contacts.stats[3] = worst
+    return True
+
+
+# ---- rows -------------------------------------------------------------------------------------
+@njit(**_JIT)
+def prepare_contacts(model, state, work, contacts, h):
+    """Arms, tangents, effective masses, materials, approach speeds and normal targets, at
+    the poses of time t and the velocities before this step's forces."""
+    iiw = work.body_inv_inertia_world
+    ima = model.body_inv_mass
+    for c in range(contacts.count[0]):
+        ga, gb = contacts.geom[c, 0], contacts.geom[c, 1]
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        n0, n1, n2 = contacts.normal[c, 0], contacts.normal[c, 1], contacts.normal[c, 2]
+        m0, m1, m2 = contacts.point[c, 0], contacts.point[c, 1], contacts.point[c, 2]
+        d = contacts.depth[c]
+        for q in range(4):
+            contacts.material[c, q] = max(model.geom_material[ga, q], model.geom_material[gb, q])
+        ra = (m0 - state.body_pos[a, 0], m1 - state.body_pos[a, 1], m2 - state.body_pos[a, 2])
+        rb = (m0 - state.body_pos[b, 0], m1 - state.body_pos[b, 1], m2 - state.body_pos[b, 2])
+        for q in range(3):
+            contacts.arm[c, 0, q] = ra[q]
+            contacts.arm[c, 1, q] = rb[q]
+        # surface points in body frames, for the position pass
+        pa = (m0 + 0.5 * d * n0, m1 + 0.5 * d * n1, m2 + 0.5 * d * n2)
+        pb = (m0 - 0.5 * d * n0, m1 - 0.5 * d * n1, m2 - 0.5 * d * n2)
+        Ra, Rb = work.body_rot[a], work.body_rot[b]
+        for q in range(3):
+            contacts.local[c, 0, q] = (Ra[0, q] * (pa[0] - state.body_pos[a, 0])
+                                       + Ra[1, q] * (pa[1] - state.body_pos[a, 1])
+                                       + Ra[2, q] * (pa[2] - state.body_pos[a, 2]))
+            contacts.local[c, 1, q] = (Rb[0, q] * (pb[0] - state.body_pos[b, 0])
+                                       + Rb[1, q] * (pb[1] - state.body_pos[b, 1])
+                                       + Rb[2, q] * (pb[2] - state.body_pos[b, 2]))
+        # tangents: t1 across the axis least aligned with n
+        if abs(n0) < 0.57735:
+            t1 = _cross(n0, n1, n2, 1.0, 0.0, 0.0)
+        elif abs(n1) < 0.57735:
+            t1 = _cross(n0, n1, n2, 0.0, 1.0, 0.0)
+        else:
+            t1 = _cross(n0, n1, n2, 0.0, 0.0, 1.0)
+        s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+        t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
+        t2 = _cross(n0, n1, n2, t1[0], t1[1], t1[2])
+        for q in range(3):
+            contacts.tangent[c, 0, q] = t1[q]
+            contacts.tangent[c, 1, q] = t2[q]
+        im = ima[a] + ima[b]
+        dirs = ((n0, n1, n2), t1, t2)
+        for r in range(3):
+            u = dirs[r]
+            ca = _cross(ra[0], ra[1], ra[2], u[0], u[1], u[2])
+            cb = _cross(rb[0], rb[1], rb[2], u[0], u[1], u[2])
+            k = im + _quad(iiw[a], ca[0], ca[1], ca[2]) + _quad(iiw[b], cb[0], cb[1], cb[2])
+            contacts.mass[c, r] = 1.0 / k if k > 1e-300 else 0.0
+            ang = _quad(iiw[a], u[0], u[1], u[2]) + _quad(iiw[b], u[0], u[1], u[2])
+            # angular rows: rolling about t1, t2, spinning about n
+            contacts.mass[c, 3 + (r + 2) % 3] = 1.0 / ang if ang > 1e-300 else 0.0
+        vn = _point_velocity(state, a, b, ra, rb, n0, n1, n2)
+        contacts.approach[c] = vn
+        e = contacts.material[c, RESTITUTION]
+        contacts.state[c] = 0
+        if d < 0.0:
+            contacts.target[c] = d / h   # = -gap / h
+            if e > 0.0 and vn < -RESTITUTION_SPEED:
+                contacts.state[c] = 1    # a bounce to come: touch first
+                for q in range(6):
+                    contacts.impulse[c, q] = 0.0
+        else:
+            contacts.target[c] = 0.0
+
+
+@njit(**_JIT)
+def _point_velocity(state, a, b, ra, rb, u0, u1, u2):
+    """u . (vB + wB x rB - vA - wA x rA)"""
+    wa, wb = state.body_angvel[a], state.body_angvel[b]
+    xa = _cross(wa[0], wa[1], wa[2], ra[0], ra[1], ra[2])
+    xb = _cross(wb[0], wb[1], wb[2], rb[0], rb[1], rb[2])
+    va, vb = state.body_vel[a], state.body_vel[b]
+    return (u0 * (vb[0] + xb[0] - va[0] - xa[0]) + u1 * (vb[1] + xb[1] - va[1] - xa[1])
+            + u2 * (vb[2] + xb[2] - va[2] - xa[2]))
+
+
+@njit(**_JIT)
+def _apply_linear(model, state, work, a, b, ra, rb, p0, p1, p2):
+    """Impulse p at the point: -p on A, +p on B."""
+    ima, imb = model.body_inv_mass[a], model.body_inv_mass[b]
+    ca = _cross(ra[0], ra[1], ra[2], p0, p1, p2)
+    cb = _cross(rb[0], rb[1], rb[2], p0, p1, p2)
+    dwa = _mat_vec(work.body_inv_inertia_world[a], ca[0], ca[1], ca[2])
+    dwb = _mat_vec(work.body_inv_inertia_world[b], cb[0], cb[1], cb[2])
+    v, w = state.body_vel, state.body_angvel
+    v[a, 0] -= ima * p0
+    v[a, 1] -= ima * p1
+    v[a, 2] -= ima * p2
+    v[b, 0] += imb * p0
+    v[b, 1] += imb * p1
+    v[b, 2] += imb * p2
+    for q in range(3):
+        w[a, q] -= dwa[q]
+        w[b, q] += dwb[q]
+
+
+@njit(**_JIT)
+def _apply_angular(state, work, a, b, t0, t1, t2):
+    """Angular impulse t: -t on A, +t on B."""
+    dwa = _mat_vec(work.body_inv_inertia_world[a], t0, t1, t2)
+    dwb = _mat_vec(work.body_inv_inertia_world[b], t0, t1, t2)
+    for q in range(3):
+        state.body_angvel[a, q] -= dwa[q]
+        state.body_angvel[b, q] += dwb[q]
+
+
+@njit(**_JIT)
+def _apply_all(model, state, work, contacts, c, p):
+    """Apply the impulses p (6,) of point c."""
+    a, b = contacts.body[c, 0], contacts.body[c, 1]
+    ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+    rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+    n = contacts.normal[c]
+    t1, t2 = contacts.tangent[c, 0], contacts.tangent[c, 1]
+    lin = (p[0] * n[0] + p[1] * t1[0] + p[2] * t2[0], p[0] * n[1] + p[1] * t1[1] + p[2] * t2[1],
+           p[0] * n[2] + p[1] * t1[2] + p[2] * t2[2])
+    _apply_linear(model, state, work, a, b, ra, rb, lin[0], lin[1], lin[2])
+    ang = (p[3] * t1[0] + p[4] * t2[0] + p[5] * n[0], p[3] * t1[1] + p[4] * t2[1] + p[5] * n[1],
+           p[3] * t1[2] + p[4] * t2[2] + p[5] * n[2])
+    if ang[0] != 0.0 or ang[1] != 0.0 or ang[2] != 0.0:
+        _apply_angular(state, work, a, b, ang[0], ang[1], ang[2])
+
+
+@njit(**_JIT)
+def warm_start_contacts(model, state, work, contacts, warm):
+    """Apply last step's impulses (clamped to this step's cone), or drop them."""
+    for c in range(contacts.count[0]):
+        p = contacts.impulse[c]
+        if not warm or contacts.state[c] != 0:
+            p[:] = 0.0
+            continue
+        mat = contacts.material[c]
+        pn = max(p[P_N], 0.0)
+        p[P_N] = pn
+        _clamp_disk(p, P_T1, mat[MU] * pn)
+        _clamp_disk(p, P_R1, mat[MU_ROLL] * pn)
+        p[P_S] = min(max(p[P_S], -mat[MU_SPIN] * pn), mat[MU_SPIN] * pn)
+        _apply_all(model, state, work, contacts, c, p)
+
+
+@njit(**_JIT)
+def _clamp_disk(p, i, radius):
+    """Scale (p[i], p[i+1]) onto the disk of `radius`; True if it was outside."""
+    m2 = p[i] * p[i] + p[i + 1] * p[i + 1]
+    if m2 > radius * radius:
+        s = radius / math.sqrt(m2) if m2 > 0.0 else 0.0
+        p[i] *= s
+        p[i + 1] *= s
+        return True
+    return False
+
+
+@njit(**_JIT)
+def solve_contacts(model, state, work, contacts):
+    """One Gauss-Seidel sweep over every point's rows; returns the largest dp^2."""
+    worst = 0.0
+    for c in range(contacts.count[0]):
+        if contacts.state[c] != 0:
+            continue
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+        n = contacts.normal[c]
+        t1, t2 = contacts.tangent[c, 0], contacts.tangent[c, 1]
+        p = contacts.impulse[c]
+        mass = contacts.mass[c]
+        mat = contacts.material[c]
+        # normal (eq. 20): p_n >= 0
+        vn = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
+        old = p[P_N]
+        pn = max(old + mass[0] * (contacts.target[c] - vn), 0.0)
+        dp = pn - old
+        p[P_N] = pn
+        if dp != 0.0:
+            _apply_linear(model, state, work, a, b, ra, rb, dp * n[0], dp * n[1], dp * n[2])
+        worst = max(worst, dp * dp)
+        # sliding friction (eq. 21): the disk mu p_n
+        v1 = _point_velocity(state, a, b, ra, rb, t1[0], t1[1], t1[2])
+        v2 = _point_velocity(state, a, b, ra, rb, t2[0], t2[1], t2[2])
+        o1, o2 = p[P_T1], p[P_T2]
+        p[P_T1] = o1 - mass[1] * v1
+        p[P_T2] = o2 - mass[2] * v2
+        contacts.sliding[c] = _clamp_disk(p, P_T1, mat[MU] * pn)
+        d1, d2 = p[P_T1] - o1, p[P_T2] - o2
+        if d1 != 0.0 or d2 != 0.0:
+            _apply_linear(model, state, work, a, b, ra, rb, d1 * t1[0] + d2 * t2[0],
+                          d1 * t1[1] + d2 * t2[1], d1 * t1[2] + d2 * t2[2])
+        worst = max(worst, d1 * d1 + d2 * d2)
+        # rolling friction: the disk mu_roll p_n, about the tangents
+        if mat[MU_ROLL] > 0.0:
+            wa, wb = state.body_angvel[a], state.body_angvel[b]
+            w0, w1, w2 = wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]
+            o1, o2 = p[P_R1], p[P_R2]
+            p[P_R1] = o1 - mass[3] * (t1[0] * w0 + t1[1] * w1 + t1[2] * w2)
+            p[P_R2] = o2 - mass[4] * (t2[0] * w0 + t2[1] * w1 + t2[2] * w2)
+            _clamp_disk(p, P_R1, mat[MU_ROLL] * pn)
+            d1, d2 = p[P_R1] - o1, p[P_R2] - o2
+            _apply_angular(state, work, a, b, d1 * t1[0] + d2 * t2[0], d1 * t1[1] + d2 * t2[1],
+                           d1 * t1[2] + d2 * t2[2])
+            worst = max(worst, d1 * d1 + d2 * d2)
+        # spinning friction: |p_s| <= mu_spin p_n, about the normal
+        if mat[MU_SPIN] > 0.0:
+            wa, wb = state.body_angvel[a], state.body_angvel[b]
+            ws = n[0] * (wb[0] - wa[0]) + n[1] * (wb[1] - wa[1]) + n[2] * (wb[2] - wa[2])
+            old = p[P_S]
+            lim = mat[MU_SPIN] * pn
+            p[P_S] = min(max(old - mass[5] * ws, -lim), lim)
+            d = p[P_S] - old
+            _apply_angular(state, work, a, b, d * n[0], d * n[1], d * n[2])
+            worst = max(worst, d * d)
+    return worst
+
+
+@njit(**_JIT)
+def restitution(model, state, work, contacts):
+    """Eq. 19 after the iterations: points that came in faster than RESTITUTION_SPEED and
+    carry a normal impulse leave at e times their approach speed."""
+    for c in range(contacts.count[0]):
+        e = contacts.material[c, RESTITUTION]
+        v0 = contacts.approach[c]
+        if contacts.state[c] != 0 or e <= 0.0 or v0 >= -RESTITUTION_SPEED:
+            continue
+        p = contacts.impulse[c]
+        if p[P_N] <= 0.0:
+            continue
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+        n = contacts.normal[c]
+        vn = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
+        old = p[P_N]
+        pn = max(old + contacts.mass[c, 0] * (-e * v0 - vn), 0.0)
+        dp = pn - old
+        p[P_N] = pn
+        _apply_linear(model, state, work, a, b, ra, rb, dp * n[0], dp * n[1], dp * n[2])
+
+
+@njit(**_JIT)
+def solve_contact_positions(model, state, work, contacts):
+    """One nonlinear Gauss-Seidel sweep removing overlap (poses only); returns the largest
+    overlap left beyond the slop before this sweep's corrections."""
+    worst = 0.0
+    ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
+    for c in range(contacts.count[0]):
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        n0, n1, n2 = contacts.normal[c, 0], contacts.normal[c, 1], contacts.normal[c, 2]
+        qa, qb = state.body_quat[a], state.body_quat[b]
+        la, lb = contacts.local[c, 0], contacts.local[c, 1]
+        ra = _rotate(qa, la[0], la[1], la[2])
+        rb = _rotate(qb, lb[0], lb[1], lb[2])
+        xa, xb = state.body_pos[a], state.body_pos[b]
+        d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
+             + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
+        err = d - LINEAR_SLOP
+        if err <= 0.0:
+            continue
+        worst = max(worst, err)
+        ca = _cross(ra[0], ra[1], ra[2], n0, n1, n2)
+        cb = _cross(rb[0], rb[1], rb[2], n0, n1, n2)
+        k = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
+             + _quad(iiw[b], cb[0], cb[1], cb[2]))
+        if k <= 1e-300:
+            continue
+        lam = min(POSITION_FACTOR * err, MAX_CORRECTION) / k
+        # A moves along -n, B along +n; each turns about its own arm
+        for q in range(3):
+            nq = (n0, n1, n2)[q]
+            xa[q] -= ima[a] * lam * nq
+            xb[q] += ima[b] * lam * nq
+        if ima[a] > 0.0:
+            ta = _mat_vec(iiw[a], ca[0], ca[1], ca[2])
+            _turn(qa, -lam * ta[0], -lam * ta[1], -lam * ta[2])
+        if ima[b] > 0.0:
+            tb = _mat_vec(iiw[b], cb[0], cb[1], cb[2])
+            _turn(qb, lam * tb[0], lam * tb[1], lam * tb[2])
+    return worst
+
+
+@njit(**_JIT)
+def _rotate(q, x0, x1, x2):
+    """q x q*  for a unit quaternion q (w, x, y, z)."""
+    w, a, b, c = q[0], q[1], q[2], q[3]
+    t0 = 2.0 * (b * x2 - c * x1)
+    t1 = 2.0 * (c * x0 - a * x2)
+    t2 = 2.0 * (a * x1 - b * x0)
+    return (x0 + w * t0 + b * t2 - c * t1, x1 + w * t1 + c * t0 - a * t2,
+            x2 + w * t2 + a * t1 - b * t0)
+
+
+@njit(**_JIT)
+def _turn(q, r0, r1, r2):
+    """q <- exp(r / 2) q (world rotation vector r), in place."""
+    turned = quat_rotated((q[0], q[1], q[2], q[3]), (r0, r1, r2))
+    for i in range(4):
+        q[i] = turned[i]
