@@ -321,6 +321,7 @@ class PhysicsThread(threading.Thread):
     def _publish(self):
         w = self._world
         anchor, axis = w.joint_frames_world()
+        contacts = w.contacts()
         snapshot = Snapshot(
             scene=self._scene, source=None if callable(self._source) else self._source,
             generation=self._generation, step=self._step, time=w.time, dt=w.dt,
@@ -329,7 +330,9 @@ class PhysicsThread(threading.Thread):
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
             error=self._error, error_count=self._error_count, joint_anchor=anchor,
-            joint_axis=axis, **self._static)
+            joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
+            contact_force=contacts["force"], contact_sliding=contacts["sliding"],
+            **self._static)
         with self._lock:
             self._snapshot = snapshot
         self._changed = False

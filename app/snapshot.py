@@ -90,14 +90,21 @@ class Snapshot:
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
     joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
     joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)
+    contact_point: np.ndarray | None = None   # (k, 3) contact points of the last step, world
+    contact_normal: np.ndarray | None = None  # (k, 3) their normals (A to B)
+    contact_force: np.ndarray | None = None   # (k, 3) contact force on B (normal + sliding), N
+    contact_sliding: np.ndarray | None = None  # (k,) bool: friction at the cone
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))
         _set(self, "body_quat", _frozen(self.body_quat))
         _set(self, "friction_limit", _frozen(self.friction_limit))
-        for name in ("joint_anchor", "joint_axis"):
+        for name in ("joint_anchor", "joint_axis", "contact_point", "contact_normal",
+                     "contact_force"):
             if getattr(self, name) is not None:
                 _set(self, name, _frozen(getattr(self, name)))
+        if self.contact_sliding is not None:
+            _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
         for name in ("body_names", "body_shapes", "body_jointed", "joint_names", "joint_types",
                      "joint_coord_names", "history"):

@@ -48,6 +48,20 @@ def _dynamic_centres(snap):
                        if shape is not None]).reshape(-1, 3)
 
 
+def _force_scale(snap):
+    """Metres of line per newton of contact force: the heaviest body's weight is drawn as
+    long as that body is big (mass estimated at water density), so forces read on any scale."""
+    if snap.contact_force is None or not len(snap.contact_force):
+        return 0.0
+    g = float(np.linalg.norm(snap.settings.get("gravity", (0.0, 0.0, -9.81)))) or 9.81
+    sizes = [max(shape.size) for shape in snap.body_shapes
+             if shape is not None and max(shape.size) > 0.0]
+    if not sizes:
+        return 0.0
+    size = float(np.median(sizes))
+    return size / (1000.0 * (2.0 * size) ** 3 * g)
+
+
 def _finish_without_gil(ctx):
     """Wait for the GL to finish this frame's drawing with the GIL released.
 
@@ -108,6 +122,7 @@ class App:
         self.screenshot_dir = Path(screenshot_dir)
         self.show_help = False
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
+        self.show_contacts = True
         self.selected = None        # the body last grabbed (G focuses on it)
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
@@ -150,7 +165,10 @@ class App:
             joint_sliding=_latest_sliding(snap) if joints else None,
             joint_axes=snap.joint_axis if joints else None,
             centres=_dynamic_centres(snap) if self.show_centres else None,
-            shadows=self.show_shadows)
+            shadows=self.show_shadows,
+            contact_points=snap.contact_point if self.show_contacts else None,
+            contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
+            force_scale=_force_scale(snap) if self.show_contacts else 0.0)
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:
@@ -258,6 +276,9 @@ class App:
 
     def action_toggle_centres(self):
         self.show_centres = not self.show_centres
+
+    def action_toggle_contacts(self):
+        self.show_contacts = not self.show_contacts
 
     def action_toggle_shadows(self):
         self.show_shadows = not self.show_shadows

@@ -57,7 +57,7 @@ from .clock import monotonic_seconds
 from .convex import convex_contact
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_rotated
-from .shape import PLANE
+from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
 from .support import aabb
 
 _JIT = dict(nogil=True, cache=True, fastmath={"contract"})
@@ -99,11 +99,13 @@ ContactSet = namedtuple("ContactSet", [
     "geom_rot",       # (ngeom, 3, 3)
     "geom_aabb",      # (ngeom, 6)
     "geom_plane",     # (ngeom, 4)
+    "geom_radius",    # (ngeom,) bounding sphere about the geom's centre (inf for planes)
     "bp_slot", "bp_order", "bp_box", "bp_start", "bp_big", "bp_planes", "bp_mark", "bp_cand",
     "bp_ext",
     "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
     "need",           # (2,) int64 pair and point capacity needed when detection overflowed
-    "stats",          # (4,) pairs tested, points, detection seconds, worst overlap (m)
+    "stats",          # (5,) pairs tested, points, detection seconds, worst overlap (m),
+                      #      broad-phase seconds (part of the detection)
 ])
 
 
@@ -123,12 +125,12 @@ def make_contacts(ngeom, cap=64, pcap=64):
         new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
         new_impulse=np.zeros((cap, 6)),
         geom_pos=np.zeros((n, 3)), geom_rot=np.zeros((n, 3, 3)), geom_aabb=np.zeros((n, 6)),
-        geom_plane=np.zeros((n, 4)),
+        geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
         m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
         m_feature=np.zeros(4, np.int64), cv_out=np.zeros(9), guess=np.zeros(3),
-        need=np.zeros(2, np.int64), stats=np.zeros(4))
+        need=np.zeros(2, np.int64), stats=np.zeros(5))
 
 
 def grown(contacts, ngeom):
@@ -194,9 +196,25 @@ def geom_poses(model, state, work, contacts, h):
             for i in range(3):
                 box[i] = -1e30
                 box[3 + i] = 1e30
+            contacts.geom_radius[g] = math.inf
             continue
         aabb(kind, model.geom_size[g], contacts.geom_pos[g], contacts.geom_rot[g],
              model.hull_vert, model.geom_hull[g, 0], model.geom_hull[g, 1], box)
+        sz = model.geom_size[g]
+        if kind == SPHERE:
+            radius = sz[0]
+        elif kind == ELLIPSOID:
+            radius = max(sz[0], max(sz[1], sz[2]))
+        elif kind == CAPSULE:
+            radius = sz[0] + sz[1]
+        elif kind == CYLINDER:
+            radius = math.sqrt(sz[0] * sz[0] + sz[1] * sz[1])
+        elif kind == BOX:
+            radius = math.sqrt(sz[0] * sz[0] + sz[1] * sz[1] + sz[2] * sz[2])
+        else:  # hull: half the diagonal of its world box
+            e0, e1, e2 = box[3] - box[0], box[4] - box[1], box[5] - box[2]
+            radius = 0.5 * math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+        contacts.geom_radius[g] = radius
         v = state.body_vel[b]
         grow = CONTACT_MARGIN + h * math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
         for i in range(3):
@@ -226,12 +244,14 @@ def detect_contacts(model, state, work, contacts, h):
     in which case nothing of the last step's contacts has changed."""
     start = monotonic_seconds()
     geom_poses(model, state, work, contacts, h)
+    broad_start = monotonic_seconds()
     npairs = broadphase(contacts.geom_aabb, model.geom_body, model.body_dynamic,
                         model.geom_group, model.geom_mask, model.pair_excluded,
                         model.geom_kind, contacts.geom_plane, contacts.bp_slot,
                         contacts.bp_order, contacts.bp_box, contacts.bp_start, contacts.bp_big,
                         contacts.bp_planes, contacts.bp_mark, contacts.bp_cand, contacts.bp_ext,
                         contacts.pairs)
+    broad_s = monotonic_seconds() - broad_start
     if npairs > contacts.pairs.shape[0]:
         contacts.need[0] = npairs
         return False
@@ -246,6 +266,13 @@ def detect_contacts(model, state, work, contacts, h):
         va, vb = state.body_vel[model.geom_body[a]], state.body_vel[model.geom_body[b]]
         dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
         margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
+        # bounding spheres apart: no contact (most box-overlapping pairs in a pile)
+        reach = contacts.geom_radius[a] + contacts.geom_radius[b] + margin
+        c0 = gpos[b, 0] - gpos[a, 0]
+        c1 = gpos[b, 1] - gpos[a, 1]
+        c2 = gpos[b, 2] - gpos[a, 2]
+        if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
+            continue
         n = collide(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                     kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                     model.hull_vert, margin, mp, md, mn, mf)
@@ -310,6 +337,7 @@ def detect_contacts(model, state, work, contacts, h):
     contacts.stats[1] = total
     contacts.stats[2] = monotonic_seconds() - start
     contacts.stats[3] = worst
+    contacts.stats[4] = broad_s
     return True
 
 

@@ -3,6 +3,14 @@
 Conventions: SI units, z is up, quaternions (w, x, y, z), angles in radians. Body 0 is the
 fixed world ("world"). Joint anchors and axes are given in world coordinates at the pose the
 bodies have when the joint is added; joint coordinates are zero there.
+
+Body frames. The engine's frame of a body is its centre of mass and principal axes: body_pos,
+body_quat (and everything read or set through them: set_body_pose, the snapshot, joints'
+local anchors) are that frame. For primitives it is the frame the shape is written in. A Hull
+or Compound is written in a reference frame of the user's choosing (shape.py); add_body(pos,
+quat) places that REFERENCE frame, and the engine pose is it composed with the shape's
+(centre of mass c, principal axes Rp): x = pos + R c, R_body = R Rp. `body_reference_pose`
+gives the reference frame's pose back.
 """
 import math
 import time
@@ -19,7 +27,7 @@ from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRIS
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
 from .contact import ContactSet, grown, make_contacts  # noqa: E402
-from .shape import PLANE  # noqa: E402
+from .shape import HULL, PLANE, Compound, Hull, body_frame, geoms as shape_geoms, matrix_quat  # noqa: E402,E501
 from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
@@ -119,6 +127,7 @@ class _Body:
     material: Material = Material()
     group: int = 1
     mask: int = ALL_GROUPS
+    frame: tuple | None = None   # (c, Rp) of a Hull / Compound: the body frame in its reference
 
 
 @dataclass
@@ -219,7 +228,12 @@ class World:
         moments about the centre of mass, body frame) if given, else from the shape with
         `mass` or `density` (default 1000 kg/m^3).  A shaped body collides with the others
         through its `material` (default Material()); bodies a and b may touch iff
-        group_a & mask_b and group_b & mask_a (bit sets), and never when a joint joins them."""
+        group_a & mask_b and group_b & mask_a (bit sets), and never when a joint joins them.
+
+        A Hull or Compound shape is written in its own reference frame: `pos` and `quat` place
+        that frame, and the body (centre of mass, principal axes; see the module) starts at
+        pos + R(quat) c turned by quat * Rp; `inertia` is then about those principal axes and
+        `vel` is the velocity of the centre of mass."""
         if not isinstance(name, str) or not name:
             raise ValueError("a body needs a non-empty name")
         if name in self.body_names:
@@ -237,6 +251,14 @@ class World:
             raise ValueError(f"body {name!r}: a static body cannot move; make it kinematic")
         if shape is not None and shape.kind == PLANE and k != STATIC:
             raise ValueError(f"body {name!r}: a plane is infinite; only a static body can be one")
+        frame = None
+        if isinstance(shape, (Hull, Compound)):
+            c, Rp = body_frame(shape)
+            if np.any(c != 0.0) or np.any(Rp != np.eye(3)):
+                frame = (np.array(c, dtype=float), np.array(Rp, dtype=float))
+                pos = pos + quat_to_matrix(q) @ frame[0]
+                q = _quat_mul(q, matrix_quat(frame[1]))
+                q = q / np.linalg.norm(q)
         material = Material() if material is None else material
         if not isinstance(material, Material):
             raise TypeError(f"body {name!r}: material must be a Material (got {material!r})")
@@ -268,7 +290,7 @@ class World:
             elif k == DYNAMIC:
                 raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
         self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
-                                  int(group), int(mask)))
+                                  int(group), int(mask), frame))
         self._invalidate()
         return len(self._bodies) - 1
 
@@ -417,23 +439,42 @@ class World:
         self._carry = None
 
     def _geoms(self, kind):
-        """The Model's geom arrays: one geom per shaped body, at its centre of mass."""
-        shaped = [i for i, b in enumerate(self._bodies) if b.shape is not None]
-        ng = len(shaped)
+        """The Model's geom arrays: one geom per primitive body at its centre of mass, one per
+        part of a compound and one per hull, each at its pose in the body frame (shape.geoms);
+        a hull's vertices (in its own frame, the geom frame) go to hull_vert, its rows
+        (start, count) to geom_hull, its geom_size is zeros."""
+        owner, leaves = [], []
+        for i, b in enumerate(self._bodies):
+            if b.shape is not None:
+                for leaf in shape_geoms(b.shape):
+                    owner.append(i)
+                    leaves.append(leaf)
+        ng = len(leaves)
         nb = len(self._bodies)
         held = sorted({(min(j.bodies), max(j.bodies)) for j in self._joints})
+        hull = np.zeros((ng, 2), np.int64)
+        verts, start, rows = [], 0, {}
+        for g, (leaf, _, _) in enumerate(leaves):
+            if leaf.kind == HULL:
+                if id(leaf) not in rows:      # a hull used twice shares its rows
+                    rows[id(leaf)] = (start, len(leaf.vertices))
+                    verts.append(leaf.vertices)
+                    start += len(leaf.vertices)
+                hull[g] = rows[id(leaf)]
+        bodies = [self._bodies[i] for i in owner]
         return dict(
             body_dynamic=kind == DYNAMIC,
-            geom_body=np.array(shaped, np.int64).reshape(ng),
-            geom_kind=np.array([self._bodies[i].shape.kind for i in shaped], np.int64).reshape(ng),
-            geom_size=np.array([self._bodies[i].shape.size for i in shaped], float).reshape(ng, 3),
-            geom_local_pos=np.zeros((ng, 3)),
-            geom_local_rot=np.tile(np.eye(3), (ng, 1, 1)).reshape(ng, 3, 3),
-            geom_material=np.array([self._bodies[i].material.row() for i in shaped],
-                                   float).reshape(ng, 4),
-            geom_group=np.array([self._bodies[i].group for i in shaped], np.int64).reshape(ng),
-            geom_mask=np.array([self._bodies[i].mask for i in shaped], np.int64).reshape(ng),
-            geom_hull=np.zeros((ng, 2), np.int64), hull_vert=np.zeros((1, 3)),
+            geom_body=np.array(owner, np.int64).reshape(ng),
+            geom_kind=np.array([leaf.kind for leaf, _, _ in leaves], np.int64).reshape(ng),
+            geom_size=np.array([(0.0, 0.0, 0.0) if leaf.kind == HULL else leaf.size
+                                for leaf, _, _ in leaves], float).reshape(ng, 3),
+            geom_local_pos=np.array([p for _, p, _ in leaves], float).reshape(ng, 3),
+            geom_local_rot=np.array([r for _, _, r in leaves], float).reshape(ng, 3, 3),
+            geom_material=np.array([b.material.row() for b in bodies], float).reshape(ng, 4),
+            geom_group=np.array([b.group for b in bodies], np.int64).reshape(ng),
+            geom_mask=np.array([b.mask for b in bodies], np.int64).reshape(ng),
+            geom_hull=hull,
+            hull_vert=np.concatenate(verts).astype(float) if verts else np.zeros((1, 3)),
             pair_excluded=np.array(sorted(lo * nb + hi for lo, hi in held), np.int64))
 
     def _ready(self):
@@ -612,6 +653,21 @@ class World:
     def body_shapes(self):
         return [b.shape for b in self._bodies]
 
+    def body_reference_pose(self, body):
+        """(pos (3,), quat (4,)) now of the frame the body's shape is written in: for a Hull or
+        Compound the reference frame add_body placed (x_ref = x - R_ref c, R_ref = R Rp^T);
+        for every other body its body_pos, body_quat."""
+        i = self._body_index(body, "reference pose")
+        pos, quat = self._current_body_pose(i)
+        pos, quat = np.array(pos, dtype=float), np.array(quat, dtype=float)
+        frame = self._bodies[i].frame
+        if frame is None:
+            return pos, quat
+        c, Rp = frame
+        q = _quat_mul(quat, _quat_conj(matrix_quat(Rp)))
+        q = q / np.linalg.norm(q)
+        return pos - quat_to_matrix(q) @ c, q
+
     @property
     def joint_bodies(self):
         return [j.bodies for j in self._joints]
@@ -639,6 +695,32 @@ class World:
         F = _rotations(model.joint_local_frame[:, 1])
         axes[:] = np.einsum("nij,nj->ni", R, F[:, :, 0])
         return anchors, axes
+
+    def contacts(self):
+        """This step's contact points (copies): a dict of arrays over k points --
+        body (k, 2) bodies A, B; point (k, 3) midpoint, world; normal (k, 3) A to B;
+        depth (k,) overlap (> 0) or gap (< 0), m; impulse (k, 6) accumulated p_n, p_t1, p_t2
+        (N s) and rolling p_r1, p_r2, spinning p_s (N m s) of the last step; force (k, 3) the
+        contact force on B (normal and sliding impulses / dt), world; sliding (k,) bool."""
+        self._ready()
+        c = self._contacts
+        k = int(c.count[0])
+        n, t = c.normal[:k], c.tangent[:k]
+        p = c.impulse[:k]
+        force = (p[:, 0:1] * n + p[:, 1:2] * t[:, 0] + p[:, 2:3] * t[:, 1]) / self.dt
+        return dict(body=c.body[:k].copy(), point=c.point[:k].copy(), normal=n.copy(),
+                    depth=c.depth[:k].copy(), impulse=p.copy(), force=force,
+                    sliding=c.sliding[:k].copy())
+
+    @property
+    def contact_stats(self):
+        """Of the last step: candidate pairs from the broad phase, contact points, seconds
+        spent detecting (broad + narrow phase), deepest overlap (m), seconds of the broad
+        phase alone (part of detect_s)."""
+        self._ready()
+        s = self._contacts.stats
+        return dict(pairs=int(s[0]), points=int(s[1]), detect_s=float(s[2]),
+                    max_depth=float(s[3]), broad_s=float(s[4]))
 
     @property
     def solver_stats(self):

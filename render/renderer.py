@@ -19,6 +19,9 @@ SHADOW_ALPHA = 0.38                # opacity of the bodies' shadows on the groun
 AXIS_COLOUR = (0.95, 0.95, 0.3)    # joint axes
 AXIS_LENGTH = 4.0                  # an axis line is this many anchor radii long each way
 COM_COLOUR = (0.9, 0.9, 0.95)      # centre-of-mass markers
+CONTACT_STICK = (0.3, 0.9, 0.4)    # contact points whose friction holds
+CONTACT_SLIDE = (1.0, 0.3, 0.3)    # contact points that slide
+FORCE_COLOUR = (0.95, 0.6, 0.95)   # contact force lines
 STICK_COLOUR = (0.2, 0.45, 0.95)   # joint anchors whose friction holds
 SLIP_COLOUR = (1.0, 0.55, 0.1)     # joint anchors that slide
 ANCHOR_SIZE = 0.012                # anchor dot radius as a fraction of half the view height
@@ -105,14 +108,17 @@ class Renderer:
         return scene_bounds(body_pos, body_quat, body_shapes, joint_anchors)
 
     def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
-             joint_sliding=None, joint_axes=None, centres=None, shadows=True):
+             joint_sliding=None, joint_axes=None, centres=None, shadows=True,
+             contact_points=None, contact_sliding=None, contact_forces=None, force_scale=0.0):
         """Clear and draw one picture.
 
         joint_anchors (njoint, 3) are drawn as dots, orange where joint_sliding (njoint,) is
         true and blue where the joint sticks, with their joint_axes (njoint, 3) as short lines
         through them; centres (k, 3) (centres of mass) as small white dots; both on top of the
         bodies.  With `shadows`, every body casts a flat shadow on the ground z = 0 along the
-        light (a projection of its mesh, blended over the grid).
+        light (a projection of its mesh, blended over the grid).  contact_points (k, 3) are
+        drawn as dots (green: friction holds, red: sliding per contact_sliding) and, when
+        force_scale > 0, contact_forces (k, 3) as lines of force_scale metres per newton.
         """
         ctx = self.ctx
         ctx.clear(*BACKGROUND, 1.0, depth=1.0)
@@ -135,8 +141,9 @@ class Renderer:
         thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes if shape]
         if thinnest:
             radius = min(radius, ANCHOR_MAX * min(thinnest))
+        contacts = contact_points is not None and len(contact_points)
         overlays = (joint_anchors is not None and len(joint_anchors)) or (
-            centres is not None and len(centres))
+            centres is not None and len(centres)) or contacts
         if not overlays:
             return
         ctx.disable(ctx.DEPTH_TEST)  # overlays show through the bodies, as in MuJoCo
@@ -149,6 +156,15 @@ class Renderer:
             self.anchors.draw(point_instances(joint_anchors, radius, colours))
         if centres is not None and len(centres):
             self.anchors.draw(point_instances(centres, 0.6 * radius, COM_COLOUR))
+        if contacts:
+            points = np.asarray(contact_points, dtype=float).reshape(-1, 3)
+            sliding = (np.zeros(len(points), bool) if contact_sliding is None
+                       else np.asarray(contact_sliding, bool))
+            if force_scale > 0.0 and contact_forces is not None:
+                forces = np.asarray(contact_forces, dtype=float).reshape(-1, 3)
+                self._draw_lines(points, points + force_scale * forces, FORCE_COLOUR)
+            colours = np.where(sliding[:, None], CONTACT_SLIDE, CONTACT_STICK)
+            self.anchors.draw(point_instances(points, 0.5 * radius, colours))
         ctx.enable(ctx.DEPTH_TEST)
 
     def _draw_shadows(self, instances):
@@ -176,10 +192,15 @@ class Renderer:
     def _draw_axes(self, anchors, axes, half_length):
         anchors = np.asarray(anchors, dtype=float).reshape(-1, 3)
         axes = np.asarray(axes, dtype=float).reshape(-1, 3)
-        verts = np.empty((2 * len(anchors), 6), dtype="f4")
-        verts[0::2, :3] = anchors - half_length * axes
-        verts[1::2, :3] = anchors + half_length * axes
-        verts[:, 3:] = AXIS_COLOUR
+        self._draw_lines(anchors - half_length * axes, anchors + half_length * axes,
+                         AXIS_COLOUR)
+
+    def _draw_lines(self, starts, ends, colour):
+        """Segments starts[i] -> ends[i] (k, 3) in one colour, with the line program."""
+        verts = np.empty((2 * len(starts), 6), dtype="f4")
+        verts[0::2, :3] = starts
+        verts[1::2, :3] = ends
+        verts[:, 3:] = colour
         if len(verts) > self.axes_capacity:
             for obj in (self.axes_vao, self.axes_vbo):
                 if obj is not None:

@@ -240,16 +240,26 @@ def test_releasing_the_door_removes_the_force(headless_drag):
 FREE_SCENE = """
 description = "a free box and a hinged plate"
 world = { dt = 0.004 }
-bodies = [
-  { name = "box", shape = { type = "box", half_extents = [0.2, 0.2, 0.2] }, mass = 1.0,
-    pos = [0.0, 0.0, 1.0] },
-  { name = "plate", shape = { type = "box", half_extents = [0.3, 0.05, 0.3] }, mass = 1.0,
-    pos = [1.5, 0.0, 1.0] },
-]
-joints = [
-  { name = "hinge", type = "revolute", body_a = "world", body_b = "plate",
-    anchor = [1.2, 0.0, 1.0], axis = [0.0, 0.0, 1.0] },
-]
+
+[[bodies]]
+name = "box"
+shape = { type = "box", half_extents = [0.2, 0.2, 0.2] }
+mass = 1.0
+pos = [0.0, 0.0, 1.0]
+
+[[bodies]]
+name = "plate"
+shape = { type = "box", half_extents = [0.3, 0.05, 0.3] }
+mass = 1.0
+pos = [1.5, 0.0, 1.0]
+
+[[joints]]
+name = "hinge"
+type = "revolute"
+body_a = "world"
+body_b = "plate"
+anchor = [1.2, 0.0, 1.0]
+axis = [0.0, 0.0, 1.0]
 """
 
 PAUSED_CHILD = textwrap.dedent("""
@@ -278,17 +288,22 @@ PAUSED_CHILD = textwrap.dedent("""
         for _ in range(4):
             app.run_frames(1)
             time.sleep(0.02)
+        # where the grabbed point should now be: the cursor's point in the view plane
+        grab = None if app.drag is None else (start + app.drag.grab_local,
+                                              np.array(app.drag.target))
         app.window.dispatch_event("on_mouse_release", round(x1), round(y1), mouse.LEFT, 0)
         app.run_frames(2)
         time.sleep(0.05)
         app.run_frames(1)
-        return start, np.array(app.snapshot.body_pos[i]), np.array(app.snapshot.body_quat[i])
-    start, end, quat = drag("box", (0.0, 0.0, 0.5))
+        return (start, np.array(app.snapshot.body_pos[i]), np.array(app.snapshot.body_quat[i]),
+                grab)
+    start, end, quat, grab = drag("box", (0.0, 0.0, 0.5))
     out["box_start"], out["box_end"] = start.tolist(), end.tolist()
+    out["grab_point"], out["cursor_target"] = grab[0].tolist(), grab[1].tolist()
     out["box_quat"] = quat.tolist()
     out["time"] = app.snapshot.time
     out["paused"] = app.snapshot.paused
-    start, end, _ = drag("plate", (0.0, 0.0, 0.5))
+    start, end, _, _ = drag("plate", (0.0, 0.0, 0.5))
     out["plate_start"], out["plate_end"] = start.tolist(), end.tolist()
     out["error"] = app.snapshot.error
     out["closed"] = app.close()
@@ -308,8 +323,12 @@ def test_dragging_while_paused_moves_a_free_body_directly(paused_drag):
     out = paused_drag
     start, end = np.array(out["box_start"]), np.array(out["box_end"])
     assert out["paused"] and out["time"] == 0.0       # no step was taken
-    # The cursor went 0.5 m up (in the view plane through the grab point): the box follows.
-    assert end[2] - start[2] == pytest.approx(0.5, abs=0.02)
+    # The cursor went up: the grabbed point (on the box's near face) is now at the cursor's
+    # point in the view plane through it (less than 0.5 m up, by perspective), so the box
+    # moved by exactly that point's displacement.
+    moved = np.array(out["cursor_target"]) - np.array(out["grab_point"])
+    assert moved[2] > 0.3
+    np.testing.assert_allclose(end - start, moved, atol=1e-9)
     np.testing.assert_allclose(out["box_quat"], [1.0, 0.0, 0.0, 0.0], atol=1e-12)
     assert out["error"] is None
 

@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 import pytest
 
-from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
+from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
 from render.camera import OrbitCamera
 from render.instances import body_colour, body_instances, scene_bounds
 from scenes import SCENE_DIR
@@ -153,13 +153,14 @@ def test_camera_is_z_up_and_orbits_the_target():
 
 def test_each_shape_kind_becomes_its_instances():
     shapes = [None, Box((1.0, 2.0, 3.0)), Sphere(0.5), Capsule(0.1, 0.4), Cylinder(0.2, 0.3),
-              Ellipsoid((0.1, 0.2, 0.3))]
+              Ellipsoid((0.1, 0.2, 0.3)), Plane()]
     n = len(shapes)
     pos = np.arange(3 * n, dtype=float).reshape(n, 3)
     quat = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
     rows = body_instances(pos, quat, shapes)
     # sphere, 2 capsule caps, ellipsoid are spheres; capsule body and cylinder are cylinders
-    assert {name: len(r) for name, r in rows.items()} == {"box": 1, "sphere": 4, "cylinder": 2}
+    assert {name: len(r) for name, r in rows.items()} == {"box": 1, "sphere": 4, "cylinder": 2,
+                                                          "plane": 1}
     box = rows["box"][0]
     model = box[:16].reshape(4, 4).T  # column-major
     np.testing.assert_allclose(np.diag(model)[:3], [1.0, 2.0, 3.0])
