@@ -138,7 +138,8 @@ class Renderer:
             self.meshes[name].draw(rows)
         # The same size on screen however far the camera is, yet not hiding thin links.
         radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
-        thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes if shape]
+        thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes
+                    if shape is not None and max(shape.size) > 0]  # planes have no size
         if thinnest:
             radius = min(radius, ANCHOR_MAX * min(thinnest))
         contacts = contact_points is not None and len(contact_points)
