@@ -2,7 +2,9 @@
 
 Picking: a ray from the eye through the cursor, intersected exactly with every body's shape
 in that body's frame (box: slab test; sphere and ellipsoid: a scaled unit sphere; cylinder:
-side and flat caps; capsule: side and the two end spheres); the nearest hit wins.
+side and flat caps; capsule: side and the two end spheres; hull: the ray clipped by the
+half-spaces of its faces, n . x <= offset; compound: each part in its own frame, the
+nearest); the nearest hit wins.
 
 The drag law: a spring-damper pulls the grabbed point p = x + R r toward the target, a
 point that follows the cursor in the view plane through the grab point.  The force is
@@ -18,7 +20,18 @@ import math
 
 import numpy as np
 
-from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
+from physics.shape import (
+    BOX,
+    CAPSULE,
+    CYLINDER,
+    ELLIPSOID,
+    HULL,
+    PLANE,
+    SPHERE,
+    Compound,
+    Hull,
+)
+from physics.shape import geoms as shape_geoms
 from render.instances import point_instances, rotation_matrices
 
 STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
@@ -90,9 +103,38 @@ def _cylinder_hits(o, d, radius, half_length, caps):
     return hits
 
 
+def _hull_hits(o, d, normals, offsets):
+    """Entry and exit parameters of o + t d through the convex polytope n_k . x <= offset_k
+    (Cyrus-Beck clipping: each face plane cuts the interval)."""
+    denom = normals @ d
+    room = offsets - normals @ o          # >= 0 where o is inside the face's half-space
+    flat = np.abs(denom) < 1e-15
+    if np.any(flat & (room < 0.0)):
+        return ()                          # parallel to a face and outside it
+    t = room[~flat] / denom[~flat]
+    entering = denom[~flat] < 0.0
+    t0 = np.max(t[entering]) if np.any(entering) else -math.inf
+    t1 = np.min(t[~entering]) if np.any(~entering) else math.inf
+    return (float(t0), float(t1)) if t0 <= t1 else ()
+
+
 def shape_hit(shape, origin, direction):
-    """The smallest t >= 0 where origin + t direction (body frame) meets the shape, or None."""
+    """The smallest t >= 0 where origin + t direction (body frame) meets the shape, or None.
+    A Hull or Compound is tested piece by piece (physics.shape.geoms: each piece's pose in
+    the body frame); rotations keep t the same in every frame."""
     o, d = np.asarray(origin, dtype=float), np.asarray(direction, dtype=float)
+    if isinstance(shape, (Hull, Compound)):
+        ts = [_leaf_hit(leaf, R.T @ (o - p), R.T @ d) for leaf, p, R in shape_geoms(shape)]
+        ts = [t for t in ts if t is not None]
+        return min(ts) if ts else None
+    return _leaf_hit(shape, o, d)
+
+
+def _leaf_hit(shape, o, d):
+    """shape_hit for a primitive, or a hull in its own frame."""
+    if shape.kind == HULL:
+        ahead = [t for t in _hull_hits(o, d, shape.face_normals, shape.face_offsets) if t >= 0.0]
+        return min(ahead) if ahead else None
     a, b, c = shape.size
     if shape.kind == BOX:
         hits = _box_hits(o, d, np.array([a, b, c]))

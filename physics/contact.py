@@ -223,6 +223,12 @@ def geom_poses(model, state, work, contacts, h):
 
 
 @njit(**_JIT)
+def _smooth(kind):
+    """Strictly convex shapes: their contact with a convex shape is a single point."""
+    return kind == SPHERE or kind == ELLIPSOID
+
+
+@njit(**_JIT)
 def _first_point_of_pair(contacts, a, b):
     """Index of last step's first point of pair (a, b) (points are kept in pair order), or -1."""
     lo, hi = 0, contacts.count[0]
@@ -289,7 +295,16 @@ def detect_contacts(model, state, work, contacts, h):
                                kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                                model.hull_vert, g, out)
             n = 0
-            if d > -margin:
+            if _smooth(kinds[a]) or _smooth(kinds[b]):
+                # a sphere or ellipsoid touches anything convex at one point
+                if d > -margin:
+                    n = 1
+                    md[0] = d
+                    mf[0] = 0
+                    for q in range(3):
+                        mn[q] = out[q]
+                        mp[0, q] = 0.5 * (out[3 + q] + out[6 + q])
+            elif d > -margin:
                 n = manifold_from_normal(
                     kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                     kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],

@@ -2,14 +2,16 @@
 
 `Renderer.draw` takes plain arrays (the fields of an app snapshot): body positions,
 quaternions and shapes, and optionally joint anchor points with their stick/slip flags.
-Each mesh (box, sphere, cylinder) is drawn with one instanced call per frame.
+Each mesh (box, sphere, cylinder) is drawn with one instanced call per frame; so is each
+convex hull, from a vertex buffer made the first time its Hull object is drawn (flat-shaded,
+face normals) and released once a frame no longer draws it (a scene reload).
 """
 import math
 
 import numpy as np
 
 from . import meshes
-from .instances import MESHES, body_instances, point_instances, scene_bounds
+from .instances import MESHES, body_instances, hull_mesh, point_instances, scene_bounds
 from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
 
 BACKGROUND = (0.13, 0.14, 0.17)
@@ -77,6 +79,7 @@ class Renderer:
         self.meshes = {name: _InstancedMesh(ctx, self.solid, getattr(meshes, name)())
                        for name in MESHES}
         self.meshes["plane"] = _InstancedMesh(ctx, self.solid, meshes.box())
+        self.hull_meshes = {}    # Hull object -> its _InstancedMesh
         self.anchors = _InstancedMesh(ctx, self.solid, meshes.sphere(rings=8, segments=16))
         self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
         self.solid["u_shadow"].value = 0.0
@@ -131,11 +134,12 @@ class Renderer:
         self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
         self.solid["u_eye"].value = tuple(camera.eye)
         instances = body_instances(body_pos, body_quat, body_shapes)
+        self._sync_hull_meshes(instances)
         self.meshes["plane"].draw(instances.pop("plane"))
         if shadows:
             self._draw_shadows(instances)
         for name, rows in instances.items():
-            self.meshes[name].draw(rows)
+            self._mesh(name).draw(rows)
         # The same size on screen however far the camera is, yet not hiding thin links.
         radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
         thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes
@@ -183,12 +187,25 @@ class Renderer:
         ctx.depth_mask = False
         try:
             for name, rows in instances.items():
-                self.meshes[name].draw(rows)
+                self._mesh(name).draw(rows)
         finally:
             ctx.depth_mask = True
             ctx.disable(ctx.BLEND)
             self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
             self.solid["u_shadow"].value = 0.0
+
+    def _mesh(self, key):
+        """The instanced mesh of a mesh name or of a Hull object."""
+        return self.meshes[key] if isinstance(key, str) else self.hull_meshes[key]
+
+    def _sync_hull_meshes(self, instances):
+        """Make a vertex buffer for each Hull drawn now; release those no longer drawn."""
+        drawn = [key for key in instances if not isinstance(key, str)]
+        for hull in drawn:
+            if hull not in self.hull_meshes:
+                self.hull_meshes[hull] = _InstancedMesh(self.ctx, self.solid, hull_mesh(hull))
+        for hull in [h for h in self.hull_meshes if h not in instances]:
+            self.hull_meshes.pop(hull).release()
 
     def _draw_axes(self, anchors, axes, half_length):
         anchors = np.asarray(anchors, dtype=float).reshape(-1, 3)
@@ -214,8 +231,9 @@ class Renderer:
         self.axes_vao.render(self.ctx.LINES, vertices=len(verts))
 
     def release(self):
-        for mesh in (*self.meshes.values(), self.anchors):
+        for mesh in (*self.meshes.values(), *self.hull_meshes.values(), self.anchors):
             mesh.release()
+        self.hull_meshes = {}
         for obj in (self.axes_vao, self.axes_vbo, self.grid_vao, self.grid_vbo, self.solid,
                     self.line):
             if obj is None:

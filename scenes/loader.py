@@ -20,11 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .schema import (
+    PART_SHAPES,
     SHAPES,
     BodySpec,
     JointSpec,
     LoadSpec,
     Loc,
+    PartSpec,
     SceneSpec,
     ShapeSpec,
     SolverSpec,
@@ -72,6 +74,7 @@ def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file."""
     source = str(path)
     raw = apply_overrides(_read_toml(Path(path), source), list(sets), source)
+    _resolve_files(raw, Path(path).parent)
     try:
         return SceneSpec.model_validate(raw)
     except ValidationError as exc:
@@ -113,11 +116,12 @@ def build_world(
             budget_ms=solver.budget_ms,
             warm_start=solver.warm_start,
         )
+    meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
     for i, body in enumerate(spec.bodies):
         with _blame(source, f'bodies[{i}] "{body.name}"'):
             world.add_body(
                 body.name,
-                _make_shape(physics, body.shape),
+                _make_shape(physics, body.shape, meshes),
                 mass=body.mass,
                 density=body.density,
                 inertia=body.inertia,
@@ -154,6 +158,29 @@ def build_world(
                 end=math.inf if load.end is None else load.end,
             )
     return world
+
+
+def _resolve_files(raw: dict, base: Path) -> None:
+    """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
+    path relative to the scene file's folder ``base``, in place; anything malformed is left
+    for validation to report."""
+    def visit(shape: Any) -> None:
+        if not isinstance(shape, dict):
+            return
+        file = shape.get("file")
+        if shape.get("type") == "hull" and isinstance(file, str) and file:
+            shape["file"] = str(base / Path(file).expanduser())
+        parts = shape.get("parts")
+        if shape.get("type") == "compound" and isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict):
+                    visit(part.get("shape"))
+
+    bodies = raw.get("bodies")
+    if isinstance(bodies, list):
+        for body in bodies:
+            if isinstance(body, dict):
+                visit(body.get("shape"))
 
 
 def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
@@ -263,9 +290,35 @@ def _blame(source: str, entry: str) -> Iterator[None]:
         raise SceneError(f"{source}: {entry}: {exc}") from exc
 
 
-def _make_shape(physics: Any, shape: ShapeSpec | None) -> Any:
+def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = None,
+                field: str = "shape") -> Any:
+    """The physics shape of a spec; a hull or compound that the engine refuses (an unreadable
+    or flat mesh) raises ValueError naming the ``field``."""
     if shape is None:
         return None
+    meshes = {} if meshes is None else meshes
+    if shape.type == "hull":
+        from physics.shape import Hull
+
+        try:
+            if shape.file is not None:
+                key = (shape.file, shape.scale)
+                if key not in meshes:
+                    meshes[key] = Hull.from_file(shape.file, scale=shape.scale)
+                return meshes[key]
+            return Hull([[c * shape.scale for c in v] for v in shape.vertices])
+        except ValueError as exc:
+            which = "file" if shape.file is not None else "vertices"
+            raise ValueError(f'field "{field}.{which}": {exc}') from None
+    if shape.type == "compound":
+        from physics.shape import Compound
+
+        parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape"),
+                  part.pos, part.quat) for k, part in enumerate(shape.parts)]
+        try:
+            return Compound(parts)
+        except ValueError as exc:
+            raise ValueError(f'field "{field}.parts": {exc}') from None
     return getattr(physics, _SHAPE_CLASSES[shape.type])(**shape.model_dump(exclude={"type"}))
 
 
@@ -297,7 +350,7 @@ def _line(source: str, raw: dict, loc: Loc, message: str, value: Any = _NO_VALUE
     details = []
     if value is not _NO_VALUE:
         details.append(f"got {_show(value)}")
-    if path and isinstance(path[-1], int):  # a component of a vector
+    if path and isinstance(path[-1], int) and path[-2:-1] != ("parts",):  # a vector component
         details.append(f"at index {path[-1]}")
         path = path[:-1]
     parts = [source]
@@ -318,9 +371,11 @@ def _split_loc(loc: Loc, raw: dict) -> tuple[str | None, Loc]:
         if name is not None:
             entry += f' "{name}"'
         path = loc[2:]
-        # A discriminated union puts the shape's type tag in the loc; the file has no such key.
-        if section == "bodies" and len(path) >= 2 and path[0] == "shape":
-            path = ("shape", *path[2:])
+        # A discriminated union puts the shape's type tag in the loc (after "shape", also a
+        # compound part's); the file has no such key.
+        if section == "bodies":
+            path = tuple(p for k, p in enumerate(path)
+                         if not (k > 0 and path[k - 1] == "shape" and p in SHAPES))
         return entry, path
     if loc and loc[0] in _TABLES:
         return f"[{loc[0]}]", loc[1:]
@@ -342,10 +397,14 @@ def _unknown_key(loc: Loc) -> str:
         model = SceneSpec
     elif parent[0] in _TABLES:
         model = _TABLES[parent[0]]
-    elif len(parent) > 2 and parent[2] == "shape":
-        model = SHAPES[parent[-1]]  # the loc ends with the shape's type tag
     else:
         model = _ARRAYS[parent[0]]
+        # walk down: "shape" then its type tag, "parts" then a part's index
+        for k, step in enumerate(parent[2:-1], start=2):
+            if step == "shape" and parent[k + 1] in SHAPES:
+                model = SHAPES[parent[k + 1]]
+            elif step == "parts" and isinstance(parent[k + 1], int):
+                model = PartSpec
     allowed = list(model.model_fields)
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f'did you mean "{close[0]}"?' if close else f"allowed keys: {', '.join(allowed)}"
@@ -357,13 +416,21 @@ def _explain(error: dict) -> tuple[str, Any]:
     kind, ctx, value = error["type"], error.get("ctx") or {}, error["input"]
     if kind == "missing":
         return "is required", _NO_VALUE
+    if kind == "too_short" and ctx.get("field_type") == "List":
+        return f"must have at least {ctx['min_length']} items", value
     if kind in ("too_short", "too_long"):
         count = ctx.get("max_length", ctx.get("min_length"))
         return f"must have exactly {count} items", value
+    in_part = "parts" in error["loc"]
+    types = ", ".join(PART_SHAPES if in_part else SHAPES)
     if kind == "union_tag_invalid":
-        return f"unknown shape type {_show(ctx['tag'])} (shape types are: {', '.join(SHAPES)})", _NO_VALUE
+        if in_part and ctx["tag"] in SHAPES:
+            return (f"a compound part cannot be a {ctx['tag']} (compounds do not nest, planes "
+                    f"are static ground; part types are: {types})"), _NO_VALUE
+        kinds = "part" if in_part else "shape"
+        return f"unknown shape type {_show(ctx['tag'])} ({kinds} types are: {types})", _NO_VALUE
     if kind == "union_tag_not_found":
-        return f'needs a "type" (one of: {", ".join(SHAPES)})', _NO_VALUE
+        return f'needs a "type" (one of: {types})', _NO_VALUE
     for bound, words in (("gt", "greater than"), ("ge", "at least"), ("lt", "less than"), ("le", "at most")):
         if bound in ctx:
             return f"must be {words} {ctx[bound]:g}", value

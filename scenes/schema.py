@@ -68,6 +68,38 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``cylinder``: ``radius`` > 0, ``half_length`` > 0
 * ``ellipsoid``: ``semi_axes = [a, b, c]``, each > 0
 * ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
+* ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
+  one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
+  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
+  multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
+* ``compound``: several shapes on one body,
+  ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
+  ``pos`` default zero, ``quat`` default identity, normalised); a part's shape is any type
+  above but ``plane`` and ``compound`` (compounds do not nest).  The parts share one density:
+  their volumes add (overlaps count twice).
+
+Hulls and compounds are written in their own reference frame: the vertices and part poses
+are in it and the body's ``pos`` / ``quat`` place it.  The simulated body frame is the centre
+of mass and principal axes (physics.shape); its pose is what the viewer and outputs report as
+the body's position and orientation, ``vel`` is the centre of mass's velocity and
+``inertia`` (if given) is about the principal axes.  For example a dumbbell::
+
+    [[bodies]]
+    name = "dumbbell"
+    density = 1000.0
+    pos = [0.0, 0.0, 0.5]
+    shape.type = "compound"
+    [[bodies.shape.parts]]
+    shape = { type = "sphere", radius = 0.1 }
+    pos = [-0.3, 0.0, 0.0]
+    [[bodies.shape.parts]]
+    shape = { type = "sphere", radius = 0.1 }
+    pos = [0.3, 0.0, 0.0]
+    [[bodies.shape.parts]]           # the bar: a capsule along z turned onto x
+    shape = { type = "capsule", radius = 0.03, half_length = 0.3 }
+    quat = [0.7071068, 0.0, 0.7071068, 0.0]
+
+(TOML inline tables must fit on one line; ``[[bodies.shape.parts]]`` tables do not.)
 
 Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
 kinematic bodies need neither (but may not have both).  ``inertia`` overrides
@@ -79,6 +111,7 @@ Rules that span fields or entries are raised as ``scene`` errors (see
 """
 
 import math
+import os
 from typing import Annotated, Literal, Optional, Union
 
 from pydantic import (
@@ -169,6 +202,61 @@ class PlaneSpec(_Spec):
     type: Literal["plane"]
 
 
+class HullSpec(_Spec):
+    """The convex hull of `vertices` or of the mesh `file`'s vertices, times `scale`."""
+    type: Literal["hull"]
+    vertices: Optional[Annotated[list[Vec3], Field(min_length=4)]] = None
+    file: Optional[Name] = None
+    scale: Positive = 1.0
+
+    @field_validator("file")
+    @classmethod
+    def _file_exists(cls, file: Optional[str]) -> Optional[str]:
+        # the loader has made a relative path relative to the scene file already
+        if file is not None and not os.path.isfile(file):
+            raise problem(((), f'no such file "{file}"'))
+        return file
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "HullSpec":
+        if (self.vertices is None) == (self.file is None):
+            which = "both" if self.file is not None else "neither"
+            raise problem((("vertices",), f'give "vertices" or "file", not {which}'))
+        return self
+
+
+# the shapes a compound part may be
+PART_SHAPES: dict[str, type[_Spec]] = {
+    "box": BoxSpec,
+    "sphere": SphereSpec,
+    "capsule": CapsuleSpec,
+    "cylinder": CylinderSpec,
+    "ellipsoid": EllipsoidSpec,
+    "hull": HullSpec,
+}
+PartShapeSpec = Annotated[
+    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, HullSpec],
+    Field(discriminator="type"),
+]
+
+
+class PartSpec(_Spec):
+    """One part of a compound: its shape and pose in the compound's reference frame."""
+    shape: PartShapeSpec
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+
+    @field_validator("quat")
+    @classmethod
+    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(quat)
+
+
+class CompoundSpec(_Spec):
+    type: Literal["compound"]
+    parts: Annotated[list[PartSpec], Field(min_length=1)]
+
+
 SHAPES: dict[str, type[_Spec]] = {
     "box": BoxSpec,
     "sphere": SphereSpec,
@@ -176,9 +264,12 @@ SHAPES: dict[str, type[_Spec]] = {
     "cylinder": CylinderSpec,
     "ellipsoid": EllipsoidSpec,
     "plane": PlaneSpec,
+    "hull": HullSpec,
+    "compound": CompoundSpec,
 }
 ShapeSpec = Annotated[
-    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, PlaneSpec],
+    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, PlaneSpec, HullSpec,
+          CompoundSpec],
     Field(discriminator="type"),
 ]
 
