@@ -35,9 +35,11 @@ cross it, target = -g / h (speculative contact); a touching point has target 0 -
 overlap is removed by the position pass, which moves poses only, so no energy is injected.
 
 Restitution (eq. 19): a point whose approach speed v_n0 = Cdot_n at detection exceeds
-RESTITUTION_SPEED gets, after the iterations, target = -e v_n0 (p_n stays >= 0).  Such a
-point that is still apart is left out of this step (the bodies touch during the next one),
-so the bounce starts from contact and not from wherever the step found the bodies.
+RESTITUTION_SPEED and that carries a normal impulse gets, after the iterations,
+Cdot_n = -e v_n0 (p_n stays >= 0).  If it was still apart (gap g, u = -v_n0), the impact
+happened at tau = g / u inside the step and the bodies have separated for h - tau since, so
+the position pass puts them at separation e (u h - g): the bounce starts from contact, not
+from wherever the step found the bodies.
 
 Position pass, per point: the current depth d = n . (pA - pB) of the two surface points
 (pA = m + n d/2 on A, pB = m - n d/2 on B, kept in body frames) is reduced by
@@ -67,6 +69,17 @@ LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep tou
 POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
 MAX_CORRECTION = 0.02      # m: largest correction of one point in one sweep
 RESTITUTION_SPEED = 0.1    # m/s: slower approaches do not bounce
+BOUNCED = 2                # point state: bounced from apart, its end separation still to set
+
+# Packed rows of one point (contacts.rows[c]), built once per step by prepare_contacts so that
+# an iteration reads one contiguous record and does no 3x3 products:
+#   R_DIR + 3 r      u_r (n, t1, t2)
+#   R_LIN + 12 r     JA = rA x u_r, JB = rB x u_r, WA = IA^-1 JA, WB = IB^-1 JB
+#   R_ANG + 6 k      IA^-1 e_k, IB^-1 e_k for e = t1, t2, n (rolling, spinning)
+#   R_MASS + i       effective masses of the six rows (P_N .. P_S order)
+R_DIR, R_LIN, R_ANG, R_MASS = 0, 9, 45, 63
+R_IMA, R_IMB, R_MU, R_ROLL, R_SPIN, R_TARGET = 69, 70, 71, 72, 73, 74
+PACK_C = 75
 # material columns
 MU, MU_ROLL, MU_SPIN, RESTITUTION = 0, 1, 2, 3
 # impulse columns
@@ -89,9 +102,11 @@ ContactSet = namedtuple("ContactSet", [
     "arm",            # (cap, 2, 3) rA, rB
     "tangent",        # (cap, 2, 3) t1, t2
     "mass",           # (cap, 6) effective masses of the six rows
-    "approach",       # (cap,) Cdot_n at detection
+    "rows",           # (cap, PACK_C) the packed rows (see R_DIR ...)
+    "approach",       # (cap, 2) Cdot_n at detection, and after this step's forces
     "target",         # (cap,) normal target velocity
-    "state",          # (cap,) int64 0 solved, 1 left out (restituting, apart)
+    "state",          # (cap,) int64 0 normal, BOUNCED: bounced from apart this step
+    "bounce",         # (cap,) separation the bounce leaves at the end of the step (m)
     # detection scratch
     "pairs",          # (pcap, 2) int64
     "new_geom", "new_feature", "new_point", "new_normal", "new_depth", "new_impulse",
@@ -118,8 +133,9 @@ def make_contacts(ngeom, cap=64, pcap=64):
         point=np.zeros((cap, 3)), normal=np.zeros((cap, 3)), depth=np.zeros(cap),
         impulse=np.zeros((cap, 6)), sliding=np.zeros(cap, np.bool_),
         local=np.zeros((cap, 2, 3)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
-        tangent=np.zeros((cap, 2, 3)), mass=np.zeros((cap, 6)), approach=np.zeros(cap),
-        target=np.zeros(cap), state=np.zeros(cap, np.int64),
+        tangent=np.zeros((cap, 2, 3)), mass=np.zeros((cap, 6)), rows=np.zeros((cap, PACK_C)),
+        approach=np.zeros((cap, 2)),
+        target=np.zeros(cap), state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),
         new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
@@ -279,9 +295,14 @@ def detect_contacts(model, state, work, contacts, h):
         c2 = gpos[b, 2] - gpos[a, 2]
         if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
             continue
-        n = collide(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
-                    kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
-                    model.hull_vert, margin, mp, md, mn, mf)
+        ka, kb = kinds[a], kinds[b]
+        if (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
+                kb == ELLIPSOID and ka == SPHERE):
+            n = -1  # no closed form: straight to the convex routine (the piles' common case)
+        else:
+            n = collide(ka, sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                        kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                        model.hull_vert, margin, mp, md, mn, mf)
         old = _first_point_of_pair(contacts, a, b)
         if n < 0:
             g = contacts.guess
@@ -411,18 +432,77 @@ def prepare_contacts(model, state, work, contacts, h):
             ang = _quad(iiw[a], u[0], u[1], u[2]) + _quad(iiw[b], u[0], u[1], u[2])
             # angular rows: rolling about t1, t2, spinning about n
             contacts.mass[c, 3 + (r + 2) % 3] = 1.0 / ang if ang > 1e-300 else 0.0
-        vn = _point_velocity(state, a, b, ra, rb, n0, n1, n2)
-        contacts.approach[c] = vn
-        e = contacts.material[c, RESTITUTION]
+        contacts.approach[c, 0] = _point_velocity(state, a, b, ra, rb, n0, n1, n2)
         contacts.state[c] = 0
-        if d < 0.0:
-            contacts.target[c] = d / h   # = -gap / h
-            if e > 0.0 and vn < -RESTITUTION_SPEED:
-                contacts.state[c] = 1    # a bounce to come: touch first
-                for q in range(6):
-                    contacts.impulse[c, q] = 0.0
-        else:
-            contacts.target[c] = 0.0
+        contacts.target[c] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
+        _pack(contacts, c, ima[a], ima[b], iiw[a], iiw[b], ra, rb, dirs)
+
+
+@njit(**_JIT)
+def _pack(contacts, c, ima, imb, iia, iib, ra, rb, dirs):
+    rec = contacts.rows[c]
+    for r in range(3):
+        u = dirs[r]
+        ja = _cross(ra[0], ra[1], ra[2], u[0], u[1], u[2])
+        jb = _cross(rb[0], rb[1], rb[2], u[0], u[1], u[2])
+        wa = _mat_vec(iia, ja[0], ja[1], ja[2])
+        wb = _mat_vec(iib, jb[0], jb[1], jb[2])
+        ka = _mat_vec(iia, u[0], u[1], u[2])
+        kb = _mat_vec(iib, u[0], u[1], u[2])
+        k = R_ANG + 6 * ((r + 2) % 3)   # angular rows in t1, t2, n order
+        base = R_LIN + 12 * r
+        for q in range(3):
+            rec[R_DIR + 3 * r + q] = u[q]
+            rec[base + q] = ja[q]
+            rec[base + 3 + q] = jb[q]
+            rec[base + 6 + q] = wa[q]
+            rec[base + 9 + q] = wb[q]
+            rec[k + q] = ka[q]
+            rec[k + 3 + q] = kb[q]
+    for i in range(6):
+        rec[R_MASS + i] = contacts.mass[c, i]
+    rec[R_IMA] = ima
+    rec[R_IMB] = imb
+    rec[R_MU] = contacts.material[c, MU]
+    rec[R_ROLL] = contacts.material[c, MU_ROLL]
+    rec[R_SPIN] = contacts.material[c, MU_SPIN]
+    rec[R_TARGET] = contacts.target[c]
+
+
+# The three helpers below run for every row of every iteration: inlined, and indexing the
+# velocity arrays directly (no views), they halve the sweep's time (measured: 89 -> 45 ns a
+# point on the 1,000-ellipsoid pile).
+@njit(inline="always", **_JIT)
+def _row_velocity(rec, r, v, w, a, b):
+    """Cdot of linear row r (0 n, 1 t1, 2 t2) from the packed record."""
+    d = R_DIR + 3 * r
+    j = R_LIN + 12 * r
+    return (rec[d] * (v[b, 0] - v[a, 0]) + rec[d + 1] * (v[b, 1] - v[a, 1])
+            + rec[d + 2] * (v[b, 2] - v[a, 2])
+            + rec[j + 3] * w[b, 0] + rec[j + 4] * w[b, 1] + rec[j + 5] * w[b, 2]
+            - rec[j] * w[a, 0] - rec[j + 1] * w[a, 1] - rec[j + 2] * w[a, 2])
+
+
+@njit(inline="always", **_JIT)
+def _row_apply(rec, r, lam, v, w, a, b):
+    """Impulse lam along linear row r: -lam u on A, +lam u on B at the point."""
+    d = R_DIR + 3 * r
+    j = R_LIN + 12 * r
+    la, lb = lam * rec[R_IMA], lam * rec[R_IMB]
+    for q in range(3):
+        v[a, q] -= la * rec[d + q]
+        v[b, q] += lb * rec[d + q]
+        w[a, q] -= lam * rec[j + 6 + q]
+        w[b, q] += lam * rec[j + 9 + q]
+
+
+@njit(inline="always", **_JIT)
+def _angular_apply(rec, k, lam, w, a, b):
+    """Angular impulse lam about axis k (0 t1, 1 t2, 2 n)."""
+    base = R_ANG + 6 * k
+    for q in range(3):
+        w[a, q] -= lam * rec[base + q]
+        w[b, q] += lam * rec[base + 3 + q]
 
 
 @njit(**_JIT)
@@ -437,50 +517,15 @@ def _point_velocity(state, a, b, ra, rb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def _apply_linear(model, state, work, a, b, ra, rb, p0, p1, p2):
-    """Impulse p at the point: -p on A, +p on B."""
-    ima, imb = model.body_inv_mass[a], model.body_inv_mass[b]
-    ca = _cross(ra[0], ra[1], ra[2], p0, p1, p2)
-    cb = _cross(rb[0], rb[1], rb[2], p0, p1, p2)
-    dwa = _mat_vec(work.body_inv_inertia_world[a], ca[0], ca[1], ca[2])
-    dwb = _mat_vec(work.body_inv_inertia_world[b], cb[0], cb[1], cb[2])
-    v, w = state.body_vel, state.body_angvel
-    v[a, 0] -= ima * p0
-    v[a, 1] -= ima * p1
-    v[a, 2] -= ima * p2
-    v[b, 0] += imb * p0
-    v[b, 1] += imb * p1
-    v[b, 2] += imb * p2
-    for q in range(3):
-        w[a, q] -= dwa[q]
-        w[b, q] += dwb[q]
-
-
-@njit(**_JIT)
-def _apply_angular(state, work, a, b, t0, t1, t2):
-    """Angular impulse t: -t on A, +t on B."""
-    dwa = _mat_vec(work.body_inv_inertia_world[a], t0, t1, t2)
-    dwb = _mat_vec(work.body_inv_inertia_world[b], t0, t1, t2)
-    for q in range(3):
-        state.body_angvel[a, q] -= dwa[q]
-        state.body_angvel[b, q] += dwb[q]
-
-
-@njit(**_JIT)
-def _apply_all(model, state, work, contacts, c, p):
-    """Apply the impulses p (6,) of point c."""
-    a, b = contacts.body[c, 0], contacts.body[c, 1]
-    ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
-    rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
-    n = contacts.normal[c]
-    t1, t2 = contacts.tangent[c, 0], contacts.tangent[c, 1]
-    lin = (p[0] * n[0] + p[1] * t1[0] + p[2] * t2[0], p[0] * n[1] + p[1] * t1[1] + p[2] * t2[1],
-           p[0] * n[2] + p[1] * t1[2] + p[2] * t2[2])
-    _apply_linear(model, state, work, a, b, ra, rb, lin[0], lin[1], lin[2])
-    ang = (p[3] * t1[0] + p[4] * t2[0] + p[5] * n[0], p[3] * t1[1] + p[4] * t2[1] + p[5] * n[1],
-           p[3] * t1[2] + p[4] * t2[2] + p[5] * n[2])
-    if ang[0] != 0.0 or ang[1] != 0.0 or ang[2] != 0.0:
-        _apply_angular(state, work, a, b, ang[0], ang[1], ang[2])
+def forced_approach(model, state, work, contacts):
+    """Cdot_n after this step's forces (gravity), before any impulse: with the speed at
+    detection it gives the speed at the moment of impact inside the step."""
+    for c in range(contacts.count[0]):
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+        n = contacts.normal[c]
+        contacts.approach[c, 1] = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
 
 
 @njit(**_JIT)
@@ -488,16 +533,23 @@ def warm_start_contacts(model, state, work, contacts, warm):
     """Apply last step's impulses (clamped to this step's cone), or drop them."""
     for c in range(contacts.count[0]):
         p = contacts.impulse[c]
-        if not warm or contacts.state[c] != 0:
+        if not warm:
             p[:] = 0.0
             continue
-        mat = contacts.material[c]
+        rec = contacts.rows[c]
         pn = max(p[P_N], 0.0)
         p[P_N] = pn
-        _clamp_disk(p, P_T1, mat[MU] * pn)
-        _clamp_disk(p, P_R1, mat[MU_ROLL] * pn)
-        p[P_S] = min(max(p[P_S], -mat[MU_SPIN] * pn), mat[MU_SPIN] * pn)
-        _apply_all(model, state, work, contacts, c, p)
+        _clamp_disk(p, P_T1, rec[R_MU] * pn)
+        _clamp_disk(p, P_R1, rec[R_ROLL] * pn)
+        p[P_S] = min(max(p[P_S], -rec[R_SPIN] * pn), rec[R_SPIN] * pn)
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        v, w = state.body_vel, state.body_angvel
+        for r in range(3):
+            if p[r] != 0.0:
+                _row_apply(rec, r, p[r], v, w, a, b)
+        for k in range(3):
+            if p[P_R1 + k] != 0.0:
+                _angular_apply(rec, k, p[P_R1 + k], w, a, b)
 
 
 @njit(**_JIT)
@@ -516,85 +568,99 @@ def _clamp_disk(p, i, radius):
 def solve_contacts(model, state, work, contacts):
     """One Gauss-Seidel sweep over every point's rows; returns the largest dp^2."""
     worst = 0.0
+    v, w = state.body_vel, state.body_angvel
+    rows, impulse, body, sliding = contacts.rows, contacts.impulse, contacts.body, contacts.sliding
     for c in range(contacts.count[0]):
-        if contacts.state[c] != 0:
-            continue
-        a, b = contacts.body[c, 0], contacts.body[c, 1]
-        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
-        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
-        n = contacts.normal[c]
-        t1, t2 = contacts.tangent[c, 0], contacts.tangent[c, 1]
-        p = contacts.impulse[c]
-        mass = contacts.mass[c]
-        mat = contacts.material[c]
+        a, b = body[c, 0], body[c, 1]
+        rec = rows[c]
+        p = impulse[c]
         # normal (eq. 20): p_n >= 0
-        vn = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
+        vn = _row_velocity(rec, 0, v, w, a, b)
         old = p[P_N]
-        pn = max(old + mass[0] * (contacts.target[c] - vn), 0.0)
+        pn = max(old + rec[R_MASS] * (rec[R_TARGET] - vn), 0.0)
         dp = pn - old
         p[P_N] = pn
         if dp != 0.0:
-            _apply_linear(model, state, work, a, b, ra, rb, dp * n[0], dp * n[1], dp * n[2])
-        worst = max(worst, dp * dp)
-        # sliding friction (eq. 21): the disk mu p_n
-        v1 = _point_velocity(state, a, b, ra, rb, t1[0], t1[1], t1[2])
-        v2 = _point_velocity(state, a, b, ra, rb, t2[0], t2[1], t2[2])
+            _row_apply(rec, 0, dp, v, w, a, b)
+            worst = max(worst, dp * dp)
+        # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu p_n
+        v1 = _row_velocity(rec, 1, v, w, a, b)
+        v2 = _row_velocity(rec, 2, v, w, a, b)
         o1, o2 = p[P_T1], p[P_T2]
-        p[P_T1] = o1 - mass[1] * v1
-        p[P_T2] = o2 - mass[2] * v2
-        contacts.sliding[c] = _clamp_disk(p, P_T1, mat[MU] * pn)
-        d1, d2 = p[P_T1] - o1, p[P_T2] - o2
-        if d1 != 0.0 or d2 != 0.0:
-            _apply_linear(model, state, work, a, b, ra, rb, d1 * t1[0] + d2 * t2[0],
-                          d1 * t1[1] + d2 * t2[1], d1 * t1[2] + d2 * t2[2])
+        t1 = o1 - rec[R_MASS + 1] * v1
+        t2 = o2 - rec[R_MASS + 2] * v2
+        lim = rec[R_MU] * pn
+        m2 = t1 * t1 + t2 * t2
+        slide = m2 > lim * lim
+        if slide:
+            scale = lim / math.sqrt(m2)
+            t1 *= scale
+            t2 *= scale
+        p[P_T1] = t1
+        p[P_T2] = t2
+        sliding[c] = slide
+        d1, d2 = t1 - o1, t2 - o2
+        if d1 != 0.0:
+            _row_apply(rec, 1, d1, v, w, a, b)
+        if d2 != 0.0:
+            _row_apply(rec, 2, d2, v, w, a, b)
         worst = max(worst, d1 * d1 + d2 * d2)
         # rolling friction: the disk mu_roll p_n, about the tangents
-        if mat[MU_ROLL] > 0.0:
-            wa, wb = state.body_angvel[a], state.body_angvel[b]
-            w0, w1, w2 = wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]
+        if rec[R_ROLL] > 0.0:
+            w0, w1, w2 = w[b, 0] - w[a, 0], w[b, 1] - w[a, 1], w[b, 2] - w[a, 2]
             o1, o2 = p[P_R1], p[P_R2]
-            p[P_R1] = o1 - mass[3] * (t1[0] * w0 + t1[1] * w1 + t1[2] * w2)
-            p[P_R2] = o2 - mass[4] * (t2[0] * w0 + t2[1] * w1 + t2[2] * w2)
-            _clamp_disk(p, P_R1, mat[MU_ROLL] * pn)
+            p[P_R1] = o1 - rec[R_MASS + 3] * (rec[R_DIR + 3] * w0 + rec[R_DIR + 4] * w1
+                                              + rec[R_DIR + 5] * w2)
+            p[P_R2] = o2 - rec[R_MASS + 4] * (rec[R_DIR + 6] * w0 + rec[R_DIR + 7] * w1
+                                              + rec[R_DIR + 8] * w2)
+            _clamp_disk(p, P_R1, rec[R_ROLL] * pn)
             d1, d2 = p[P_R1] - o1, p[P_R2] - o2
-            _apply_angular(state, work, a, b, d1 * t1[0] + d2 * t2[0], d1 * t1[1] + d2 * t2[1],
-                           d1 * t1[2] + d2 * t2[2])
+            _angular_apply(rec, 0, d1, w, a, b)
+            _angular_apply(rec, 1, d2, w, a, b)
             worst = max(worst, d1 * d1 + d2 * d2)
         # spinning friction: |p_s| <= mu_spin p_n, about the normal
-        if mat[MU_SPIN] > 0.0:
-            wa, wb = state.body_angvel[a], state.body_angvel[b]
-            ws = n[0] * (wb[0] - wa[0]) + n[1] * (wb[1] - wa[1]) + n[2] * (wb[2] - wa[2])
+        if rec[R_SPIN] > 0.0:
+            ws = (rec[R_DIR] * (w[b, 0] - w[a, 0]) + rec[R_DIR + 1] * (w[b, 1] - w[a, 1])
+                  + rec[R_DIR + 2] * (w[b, 2] - w[a, 2]))
             old = p[P_S]
-            lim = mat[MU_SPIN] * pn
-            p[P_S] = min(max(old - mass[5] * ws, -lim), lim)
+            lim = rec[R_SPIN] * pn
+            p[P_S] = min(max(old - rec[R_MASS + 5] * ws, -lim), lim)
             d = p[P_S] - old
-            _apply_angular(state, work, a, b, d * n[0], d * n[1], d * n[2])
+            _angular_apply(rec, 2, d, w, a, b)
             worst = max(worst, d * d)
     return worst
 
 
 @njit(**_JIT)
-def restitution(model, state, work, contacts):
+def restitution(model, state, work, contacts, h):
     """Eq. 19 after the iterations: points that came in faster than RESTITUTION_SPEED and
-    carry a normal impulse leave at e times their approach speed."""
+    carry a normal impulse leave at e times their approach speed.  A point that was still
+    apart (gap g) met its partner at tau = g / u within the step (u = -v_n0) and has since
+    moved away for h - tau: its end-of-step separation is e (u h - g), which the position
+    pass sets (BOUNCED)."""
     for c in range(contacts.count[0]):
         e = contacts.material[c, RESTITUTION]
-        v0 = contacts.approach[c]
+        v0 = contacts.approach[c, 0]
         if contacts.state[c] != 0 or e <= 0.0 or v0 >= -RESTITUTION_SPEED:
             continue
         p = contacts.impulse[c]
         if p[P_N] <= 0.0:
             continue
+        # the speed at impact: the forces of the step act until tau = gap / u
+        gap = max(-contacts.depth[c], 0.0)
+        tau = min(gap / -v0, h)
+        v0 = v0 + (contacts.approach[c, 1] - v0) * (tau / h)
         a, b = contacts.body[c, 0], contacts.body[c, 1]
-        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
-        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
-        n = contacts.normal[c]
-        vn = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
+        v, w = state.body_vel, state.body_angvel
+        rec = contacts.rows[c]
+        vn = _row_velocity(rec, 0, v, w, a, b)
         old = p[P_N]
-        pn = max(old + contacts.mass[c, 0] * (-e * v0 - vn), 0.0)
-        dp = pn - old
+        pn = max(old + rec[R_MASS] * (-e * v0 - vn), 0.0)
         p[P_N] = pn
-        _apply_linear(model, state, work, a, b, ra, rb, dp * n[0], dp * n[1], dp * n[2])
+        _row_apply(rec, 0, pn - old, v, w, a, b)
+        if gap > 0.0:
+            contacts.state[c] = BOUNCED
+            contacts.bounce[c] = -e * v0 * (h - tau)
 
 
 @njit(**_JIT)
@@ -613,17 +679,26 @@ def solve_contact_positions(model, state, work, contacts):
         xa, xb = state.body_pos[a], state.body_pos[b]
         d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
              + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
-        err = d - LINEAR_SLOP
-        if err <= 0.0:
-            continue
-        worst = max(worst, err)
+        if contacts.state[c] == BOUNCED:
+            # place the bounce once, exactly (either way along n), then a normal point
+            err = d + contacts.bounce[c]
+            contacts.state[c] = 0
+            if err == 0.0:
+                continue
+            factor = 1.0
+        else:
+            err = d - LINEAR_SLOP
+            if err <= 0.0:
+                continue
+            worst = max(worst, err)
+            factor = POSITION_FACTOR
         ca = _cross(ra[0], ra[1], ra[2], n0, n1, n2)
         cb = _cross(rb[0], rb[1], rb[2], n0, n1, n2)
         k = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
              + _quad(iiw[b], cb[0], cb[1], cb[2]))
         if k <= 1e-300:
             continue
-        lam = min(POSITION_FACTOR * err, MAX_CORRECTION) / k
+        lam = min(max(factor * err, -MAX_CORRECTION), MAX_CORRECTION) / k
         # A moves along -n, B along +n; each turns about its own arm
         for q in range(3):
             nq = (n0, n1, n2)[q]

@@ -30,8 +30,8 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
-from .contact import (detect_contacts, prepare_contacts, restitution, solve_contact_positions,
-                      solve_contacts, warm_start_contacts)
+from .contact import (detect_contacts, forced_approach, prepare_contacts, restitution,
+                      solve_contact_positions, solve_contacts, warm_start_contacts)
 from .constraint import (KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION,
                          SLOT_LOWER, SLOT_UPPER, apply_impulse, effective_mass_inverse,
                          impulse_map, pack_block, solve_general_block, solve_packed_angular,
@@ -364,7 +364,7 @@ def solve_velocities(model, state, work, contacts, settings):
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
-    restitution(model, state, work, contacts)
+    restitution(model, state, work, contacts, settings.dt)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
         if blocks[k, 3] != KIND_GENERAL:
@@ -497,6 +497,7 @@ def step(model, state, work, contacts, settings):
     follow_geometry(model, state, work, settings)
     prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
+    forced_approach(model, state, work, contacts)
     warm_start(model, state, work, settings)
     warm_start_contacts(model, state, work, contacts, settings.warm_start)
     solve_velocities(model, state, work, contacts, settings)
