@@ -5,7 +5,7 @@
 
 Writes the `## Contacts` section of bench/results.md (replacing that section if present, else
 inserting it before `## History`; every other section is kept as it is).  bench/run.py
-rewrites results.md from scratch, so run this script after it.
+keeps this section when it rewrites results.md.
 
 Two ways of timing, both in one process after a warm-up that fills numba's kernel cache:
 

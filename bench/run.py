@@ -35,6 +35,7 @@ ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
 APP_SECTION = "## App (headless)"
+KEPT_SECTIONS = (APP_SECTION, "## Contacts")  # written by the other benchmark scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not re-measured here:
 
@@ -143,15 +144,19 @@ def old_history():
 
 
 def old_app_section():
-    """The `## App (headless)` section bench/app_bench.py wrote, kept as it was (its lines)."""
+    """The sections the other benchmark scripts wrote (`## App (headless)` from
+    bench/app_bench.py, `## Contacts` from bench/contacts_bench.py), kept as they were."""
     if not RESULTS_MD.exists():
         return []
     text = RESULTS_MD.read_text(encoding="utf-8")
-    start = text.find(APP_SECTION)
-    if start < 0:
-        return []
-    end = text.find("\n## ", start + len(APP_SECTION))
-    return text[start:end if end >= 0 else len(text)].rstrip().splitlines() + [""]
+    kept = []
+    for title in KEPT_SECTIONS:
+        start = text.find(title + "\n")
+        if start < 0:
+            continue
+        end = text.find("\n## ", start + len(title))
+        kept += text[start:end if end >= 0 else len(text)].rstrip().splitlines() + [""]
+    return kept
 
 
 def render(results, energy, mach, quick, history, app_section=()):

@@ -15,7 +15,7 @@ Detection, at the poses of time t (before any velocity of this step changes):
                    up to 4 points, each a midpoint m, depth d (> 0 overlap, < 0 gap), one
                    normal n from A to B and a feature id
     warm start     a point takes the accumulated impulses of last step's point with the same
-                   (geom a, geom b, feature) key
+                   (geom a, geom b, feature) key (both lists are in (a, b) order: one merge)
 
 A point's rows (rA = m - xA, rB = m - xB; t1, t2 unit tangents, n x t1 = t2 ... ):
 
@@ -245,22 +245,6 @@ def _smooth(kind):
 
 
 @njit(**_JIT)
-def _first_point_of_pair(contacts, a, b):
-    """Index of last step's first point of pair (a, b) (points are kept in pair order), or -1."""
-    lo, hi = 0, contacts.count[0]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        ga, gb = contacts.geom[mid, 0], contacts.geom[mid, 1]
-        if ga < a or (ga == a and gb < b):
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < contacts.count[0] and contacts.geom[lo, 0] == a and contacts.geom[lo, 1] == b:
-        return lo
-    return -1
-
-
-@njit(**_JIT)
 def detect_contacts(model, state, work, contacts, h):
     """Find this step's contact points; False (and `need` set) if the arrays are too small,
     in which case nothing of the last step's contacts has changed."""
@@ -283,8 +267,16 @@ def detect_contacts(model, state, work, contacts, h):
     mp, md, mn, mf = contacts.m_point, contacts.m_depth, contacts.m_normal, contacts.m_feature
     total = 0
     worst = 0.0
+    cursor = 0   # last step's points and this step's pairs are both in (a, b) order: merge
+    nold = contacts.count[0]
     for k in range(npairs):
         a, b = contacts.pairs[k, 0], contacts.pairs[k, 1]
+        while cursor < nold and (contacts.geom[cursor, 0] < a or (
+                contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] < b)):
+            cursor += 1
+        old = -1
+        if cursor < nold and contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] == b:
+            old = cursor
         va, vb = state.body_vel[model.geom_body[a]], state.body_vel[model.geom_body[b]]
         dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
         margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
@@ -303,7 +295,6 @@ def detect_contacts(model, state, work, contacts, h):
             n = collide(ka, sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                         kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                         model.hull_vert, margin, mp, md, mn, mf)
-        old = _first_point_of_pair(contacts, a, b)
         if n < 0:
             g = contacts.guess
             if old >= 0:
