@@ -327,13 +327,12 @@ def render_section(r, mach):
         "",
         f"Rendering costs the paced thread {100 * (1 - ap['steps_per_s'] / th['steps_per_s']):.1f} % "
         f"of its steps/s, and the unpaced solver {100 * (1 - rr['steps_per_s'] / rw['steps_per_s']):.1f} %. "
-        "With `LP_NUM_THREADS=0` llvmpipe uses no helper threads, so one of the two cores is "
-        f"free for the solver, yet it still reaches only {r0['steps_per_s']:,.0f} steps/s: "
-        "if that row is also far below the thread-alone row, CPU sharing does not explain the "
-        "loss; the likely cause is that the render thread holds the GIL through its GL calls "
-        "(moderngl does not release it while llvmpipe draws), so the physics thread, which "
-        "needs the GIL between `World.run` calls, waits for each frame's GL work to finish. "
-        "(An inference from these numbers, not profiled.)",
+        "Before the window finished each frame in pyglet's glFinish (ctypes, which releases the "
+        "GIL; app/window.py), moderngl's calls held the GIL while llvmpipe rasterised and these "
+        "rows were 549 (paced) and 1,086 (unpaced) steps/s on this machine. What is left of the "
+        "unpaced loss is the two cores shared with llvmpipe's rasteriser threads; with "
+        f"`LP_NUM_THREADS=0` ({r0['steps_per_s']:,.0f} steps/s) the render takes longer on one "
+        "core and the solver does not gain.",
         "",
     ]
     return "\n".join(lines)

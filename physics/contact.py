@@ -189,15 +189,20 @@ def geom_poses(model, state, work, contacts, h):
     R = work.body_rot
     for g in range(model.geom_kind.shape[0]):
         b = model.geom_body[g]
-        Rb = R[b]
-        r = model.geom_local_pos[g]
-        off = _mat_vec(Rb, r[0], r[1], r[2])
+        lr, lp = model.geom_local_rot, model.geom_local_pos
+        centred = (lp[g, 0] == 0.0 and lp[g, 1] == 0.0 and lp[g, 2] == 0.0
+                   and lr[g, 0, 0] == 1.0 and lr[g, 1, 1] == 1.0 and lr[g, 2, 2] == 1.0)
         for i in range(3):
-            contacts.geom_pos[g, i] = state.body_pos[b, i] + off[i]
+            if centred:  # one shape at the centre of mass on the body axes: the body's pose
+                contacts.geom_pos[g, i] = state.body_pos[b, i]
+                for j in range(3):
+                    contacts.geom_rot[g, i, j] = R[b, i, j]
+                continue
+            contacts.geom_pos[g, i] = (state.body_pos[b, i] + R[b, i, 0] * lp[g, 0]
+                                       + R[b, i, 1] * lp[g, 1] + R[b, i, 2] * lp[g, 2])
             for j in range(3):
-                contacts.geom_rot[g, i, j] = (Rb[i, 0] * model.geom_local_rot[g, 0, j]
-                                              + Rb[i, 1] * model.geom_local_rot[g, 1, j]
-                                              + Rb[i, 2] * model.geom_local_rot[g, 2, j])
+                contacts.geom_rot[g, i, j] = (R[b, i, 0] * lr[g, 0, j] + R[b, i, 1] * lr[g, 1, j]
+                                              + R[b, i, 2] * lr[g, 2, j])
         kind = model.geom_kind[g]
         box = contacts.geom_aabb[g]
         if kind == PLANE:
@@ -556,12 +561,13 @@ def _clamp_disk(p, i, radius):
 
 
 @njit(**_JIT)
-def solve_contacts(model, state, work, contacts):
-    """One Gauss-Seidel sweep over every point's rows; returns the largest dp^2."""
+def solve_contacts(npoint, body, rows, impulse, sliding, v, w):
+    """One Gauss-Seidel sweep over the rows of the first npoint points (contacts.body, .rows,
+    .impulse, .sliding; body velocities v, w); returns the largest dp^2.  It takes arrays, not
+    the named tuples: it runs every iteration, and passing ~80 arrays per call cost more than
+    the sweep of a small scene."""
     worst = 0.0
-    v, w = state.body_vel, state.body_angvel
-    rows, impulse, body, sliding = contacts.rows, contacts.impulse, contacts.body, contacts.sliding
-    for c in range(contacts.count[0]):
+    for c in range(npoint):
         a, b = body[c, 0], body[c, 1]
         rec = rows[c]
         p = impulse[c]

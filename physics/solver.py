@@ -356,15 +356,19 @@ def solve_velocities(model, state, work, contacts, settings):
                     work.joint_clamped[j, s] = clamped
             if dp2 > worst:
                 worst = dp2
-        dp2 = solve_contacts(model, state, work, contacts)
-        if dp2 > worst:
-            worst = dp2
+        npoint = contacts.count[0]
+        if npoint > 0:
+            dp2 = solve_contacts(npoint, contacts.body, contacts.rows, contacts.impulse,
+                                 contacts.sliding, vel, angvel)
+            if dp2 > worst:
+                worst = dp2
         done = it + 1
         if worst <= tol2:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
-    restitution(model, state, work, contacts, settings.dt)
+    if contacts.count[0] > 0:
+        restitution(model, state, work, contacts, settings.dt)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
         if blocks[k, 3] != KIND_GENERAL:
@@ -436,7 +440,8 @@ def solve_positions(model, state, work, contacts, settings):
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
-        solve_contact_positions(model, state, work, contacts)
+        if contacts.count[0] > 0:
+            solve_contact_positions(model, state, work, contacts)
     if settings.position_iterations > 0:
         tree_pass(model, state, work)
 
@@ -495,11 +500,15 @@ def step(model, state, work, contacts, settings):
         return OVERFLOW
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)
-    prepare_contacts(model, state, work, contacts, settings.dt)
+    touching = contacts.count[0] > 0   # (the contact stages take ~80 arrays: skip them idle)
+    if touching:
+        prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
-    forced_approach(model, state, work, contacts)
+    if touching:
+        forced_approach(model, state, work, contacts)
     warm_start(model, state, work, settings)
-    warm_start_contacts(model, state, work, contacts, settings.warm_start)
+    if touching:
+        warm_start_contacts(model, state, work, contacts, settings.warm_start)
     solve_velocities(model, state, work, contacts, settings)
     integrate_positions(model, state, work, settings)
     solve_positions(model, state, work, contacts, settings)

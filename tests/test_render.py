@@ -72,7 +72,7 @@ def sharnir(*args, env=None):
 
 # ---- screenshots ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("scene", ["door", "joints", "chain"])
+@pytest.mark.parametrize("scene", sorted(p.stem for p in SCENE_DIR.glob("*.toml")))
 def test_screenshot_of_a_shipped_scene_shows_bodies_and_grid(scene, tmp_path):
     out = tmp_path / "shots" / f"{scene}.png"
     result = sharnir(str(SCENE_DIR / f"{scene}.toml"), "--screenshot", str(out), "--frames", "2",
