@@ -59,7 +59,7 @@ from .clock import monotonic_seconds
 from .convex import convex_contact
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_rotated
-from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, PLANE, SPHERE
+from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 from .support import aabb
 
 _JIT = dict(nogil=True, cache=True, fastmath={"contract"})
@@ -219,9 +219,26 @@ def geom_poses(model, state, work, contacts, h):
                 box[3 + i] = 1e30
             contacts.geom_radius[g] = math.inf
             continue
-        aabb(kind, model.geom_size[g], contacts.geom_pos[g], contacts.geom_rot[g],
-             model.hull_vert, model.geom_hull[g, 0], model.geom_hull[g, 1], box)
         sz = model.geom_size[g]
+        rot, pos = contacts.geom_rot, contacts.geom_pos
+        if kind == HULL:
+            aabb(kind, sz, pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
+                 model.geom_hull[g, 1], box)
+        else:  # support.aabb's closed forms, here without the call (every geom, every step)
+            for i in range(3):
+                r0, r1, r2 = rot[g, i, 0], rot[g, i, 1], rot[g, i, 2]
+                if kind == BOX:
+                    e = abs(r0) * sz[0] + abs(r1) * sz[1] + abs(r2) * sz[2]
+                elif kind == ELLIPSOID:
+                    e = math.sqrt((r0 * sz[0]) ** 2 + (r1 * sz[1]) ** 2 + (r2 * sz[2]) ** 2)
+                elif kind == CAPSULE:
+                    e = abs(r2) * sz[1] + sz[0]
+                elif kind == CYLINDER:
+                    e = abs(r2) * sz[1] + sz[0] * math.sqrt(r0 * r0 + r1 * r1)
+                else:  # SPHERE
+                    e = sz[0]
+                box[i] = pos[g, i] - e
+                box[3 + i] = pos[g, i] + e
         if kind == SPHERE:
             radius = sz[0]
         elif kind == ELLIPSOID:
