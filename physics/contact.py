@@ -261,6 +261,64 @@ def geom_poses(model, state, work, contacts, h):
 
 
 @njit(**_JIT)
+def ellipsoid_on_face(e_size, c, R, h, p, Q, margin, sign, mp, md, mn, mf):
+    """An ellipsoid (semi-axes e_size, centre c, rotation R) against a box (half extents h,
+    centre p, rotation Q) when they meet on a box face, in closed form; -1 otherwise (edges
+    and corners go to the convex routine).
+
+    For each face normal n = +-Q e_k the ellipsoid's deepest point towards the face is
+    x = c - M n / sqrt(n^T M n), M = R A^2 R^T, and the separation along n is
+    s = n . (c - p) - h_k - sqrt(n^T M n).  Take the face of largest s (the least overlap).
+    If x lies within that face's rectangle, n is the minimiser of the support-function
+    depth (the box's support along n is the whole face, which contains x's projection), so
+    depth = -s and the contact point is exact.  `sign` = +1 when the box is geom A (the
+    normal n points from the box to the ellipsoid), -1 when the ellipsoid is A."""
+    best, bk, bs = -math.inf, 0, 1.0
+    for k in range(3):
+        q0, q1, q2 = Q[0, k], Q[1, k], Q[2, k]
+        # n^T M n = sum_j (A_j (R^T n)_j)^2, the same for +n and -n
+        u0 = (R[0, 0] * q0 + R[1, 0] * q1 + R[2, 0] * q2) * e_size[0]
+        u1 = (R[0, 1] * q0 + R[1, 1] * q1 + R[2, 1] * q2) * e_size[1]
+        u2 = (R[0, 2] * q0 + R[1, 2] * q1 + R[2, 2] * q2) * e_size[2]
+        reach = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        along = q0 * (c[0] - p[0]) + q1 * (c[1] - p[1]) + q2 * (c[2] - p[2])
+        for sgn in (1.0, -1.0):
+            sep = sgn * along - h[k] - reach
+            if sep > best:
+                best, bk, bs = sep, k, sgn
+    if -best > min(h[bk], 0.25 * min(e_size[0], min(e_size[1], e_size[2]))):
+        return -1   # deep: another way out (the box's far side, an edge) may be shorter
+    n0, n1, n2 = bs * Q[0, bk], bs * Q[1, bk], bs * Q[2, bk]
+    # deepest point of the ellipsoid towards the face: x = c - M n / sqrt(n^T M n)
+    r0 = R[0, 0] * n0 + R[1, 0] * n1 + R[2, 0] * n2
+    r1 = R[0, 1] * n0 + R[1, 1] * n1 + R[2, 1] * n2
+    r2 = R[0, 2] * n0 + R[1, 2] * n1 + R[2, 2] * n2
+    m0, m1, m2 = r0 * e_size[0] ** 2, r1 * e_size[1] ** 2, r2 * e_size[2] ** 2
+    norm = math.sqrt(r0 * m0 + r1 * m1 + r2 * m2)
+    if norm <= 0.0:
+        return -1
+    x0 = c[0] - (R[0, 0] * m0 + R[0, 1] * m1 + R[0, 2] * m2) / norm
+    x1 = c[1] - (R[1, 0] * m0 + R[1, 1] * m1 + R[1, 2] * m2) / norm
+    x2 = c[2] - (R[2, 0] * m0 + R[2, 1] * m1 + R[2, 2] * m2) / norm
+    for j in range(3):
+        if j == bk:
+            continue
+        t = Q[0, j] * (x0 - p[0]) + Q[1, j] * (x1 - p[1]) + Q[2, j] * (x2 - p[2])
+        if abs(t) > h[j]:
+            return -1   # beyond the face: an edge or a corner
+    if best >= margin:
+        return 0
+    # midpoint between x and its projection onto the face plane (x + s n)
+    md[0] = -best
+    mf[0] = 0
+    mn[0], mn[1], mn[2] = sign * n0, sign * n1, sign * n2
+    mp[0, 0] = x0 - 0.5 * best * n0
+    mp[0, 1] = x1 - 0.5 * best * n1
+    mp[0, 2] = x2 - 0.5 * best * n2
+    return 1
+
+
+@njit(**_JIT)
 def _smooth(kind):
     """Strictly convex shapes: their contact with a convex shape is a single point."""
     return kind == SPHERE or kind == ELLIPSOID
@@ -313,6 +371,12 @@ def detect_contacts(model, state, work, contacts, h):
         if (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
                 kb == ELLIPSOID and ka == SPHERE):
             n = -1  # no closed form: straight to the convex routine (the piles' common case)
+        elif ka == BOX and kb == ELLIPSOID:
+            n = ellipsoid_on_face(sizes[b], gpos[b], grot[b], sizes[a], gpos[a], grot[a],
+                                  margin, 1.0, mp, md, mn, mf)
+        elif ka == ELLIPSOID and kb == BOX:
+            n = ellipsoid_on_face(sizes[a], gpos[a], grot[a], sizes[b], gpos[b], grot[b],
+                                  margin, -1.0, mp, md, mn, mf)
         else:
             n = collide(ka, sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                         kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],

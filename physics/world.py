@@ -26,8 +26,9 @@ cache.configure()
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
-from .contact import ContactSet, grown, make_contacts  # noqa: E402
-from .shape import HULL, PLANE, Compound, Hull, body_frame, geoms as shape_geoms, matrix_quat  # noqa: E402,E501
+from .contact import grown, make_contacts  # noqa: E402
+from .shape import (HULL, PLANE, Compound, Hull, body_frame, geoms as shape_geoms,  # noqa: E402
+                    matrix_quat, quat_matrix as quat_to_matrix)
 from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
@@ -54,13 +55,6 @@ def _quat_mul(a, b):
 
 def _quat_conj(q):
     return np.array([q[0], -q[1], -q[2], -q[3]])
-
-
-def quat_to_matrix(q):
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def _rotations(q):
