@@ -452,12 +452,14 @@ def report_joints(model, state, work, settings):
     J = work.joint_J
     vel = state.body_vel
     angvel = state.body_angvel
-    for j in range(model.joint_type.shape[0]):
-        jt = model.joint_type[j]
-        a = model.joint_body[j, 0]
-        b = model.joint_body[j, 1]
-        coord, speed = joint_state(j, jt, state.body_pos, state.body_quat, vel, angvel, a, b,
-                                   model.joint_local_anchor, model.joint_local_frame,
+    pos, quat = state.body_pos, state.body_quat
+    joint_type, joint_body = model.joint_type, model.joint_body
+    anchor, frame = model.joint_local_anchor, model.joint_local_frame
+    for j in range(joint_type.shape[0]):
+        jt = joint_type[j]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        coord, speed = joint_state(j, jt, pos, quat, vel, angvel, a, b, anchor, frame,
                                    state.joint_coord[j])
         state.joint_coord[j] = coord
         state.joint_vel[j] = speed
