@@ -88,6 +88,7 @@ class Snapshot:
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
+    joint_limits: tuple | None = None  # (njoint,) (lower, upper) or None per joint
     joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
     joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)
     contact_point: np.ndarray | None = None   # (k, 3) contact points of the last step, world

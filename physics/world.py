@@ -663,6 +663,11 @@ class World:
         return pos - quat_to_matrix(q) @ c, q
 
     @property
+    def joint_limits(self):
+        """Each joint's (lower, upper) limits (rad or m), or None where it has none."""
+        return [j.limits for j in self._joints]
+
+    @property
     def joint_bodies(self):
         return [j.bodies for j in self._joints]
 
