@@ -49,10 +49,9 @@ def _dynamic_centres(snap):
 
 
 def _force_scale(snap):
-    """Metres of line per newton of contact force: the heaviest body's weight is drawn as
-    long as that body is big (mass estimated at water density), so forces read on any scale."""
-    if snap.contact_force is None or not len(snap.contact_force):
-        return 0.0
+    """Metres of line per newton of contact force: the weight of a body of the median size
+    (mass estimated at water density) is drawn as long as that body is big, so forces read
+    on any scale.  Depends only on the world: computed once per world (App._scene_changed)."""
     g = float(np.linalg.norm(snap.settings.get("gravity", (0.0, 0.0, -9.81)))) or 9.81
     sizes = [max(shape.size) for shape in snap.body_shapes
              if shape is not None and max(shape.size) > 0.0]
@@ -126,6 +125,7 @@ class App:
         self.selected = None        # the body last grabbed (G focuses on it)
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
+        self._force_scale = _force_scale(first)  # contact force lines, m per N
         self.closed = False
         self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
         self._spring = None         # its drawing, made at the first drag
@@ -168,7 +168,7 @@ class App:
             shadows=self.show_shadows,
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
-            force_scale=_force_scale(snap) if self.show_contacts else 0.0)
+            force_scale=self._force_scale if self.show_contacts else 0.0)
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:
@@ -183,6 +183,7 @@ class App:
             self.window.set_caption(f"Sharnir - {snap.scene}")
             self.action_frame()
         self._shown = (snap.generation, snap.scene, snap.source)
+        self._force_scale = _force_scale(snap)
 
     def _draw_gui(self, snap, fb_size):
         from . import panel
