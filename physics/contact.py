@@ -58,7 +58,7 @@ from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
 from .manifold import collide, manifold_from_normal
-from .math3 import quat_rotated
+from .math3 import cross, mat_vec, quat_rotate, quat_rotated
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 from .support import aabb
 
@@ -164,21 +164,9 @@ def grown(contacts, ngeom):
 
 # ---- small vector helpers (tuples; numba unrolls them) -------------------------------------------
 @njit(**_JIT)
-def _cross(a0, a1, a2, b0, b1, b2):
-    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-
-
-@njit(**_JIT)
-def _mat_vec(m, x0, x1, x2):
-    return (m[0, 0] * x0 + m[0, 1] * x1 + m[0, 2] * x2,
-            m[1, 0] * x0 + m[1, 1] * x1 + m[1, 2] * x2,
-            m[2, 0] * x0 + m[2, 1] * x1 + m[2, 2] * x2)
-
-
-@njit(**_JIT)
 def _quad(m, x0, x1, x2):
     """x . m x"""
-    y = _mat_vec(m, x0, x1, x2)
+    y = mat_vec(m, (x0, x1, x2))
     return x0 * y[0] + x1 * y[1] + x2 * y[2]
 
 
@@ -487,14 +475,14 @@ def prepare_contacts(model, state, work, contacts, h):
                                        + Rb[2, q] * (pb[2] - state.body_pos[b, 2]))
         # tangents: t1 across the axis least aligned with n
         if abs(n0) < 0.57735:
-            t1 = _cross(n0, n1, n2, 1.0, 0.0, 0.0)
+            t1 = cross((n0, n1, n2), (1.0, 0.0, 0.0))
         elif abs(n1) < 0.57735:
-            t1 = _cross(n0, n1, n2, 0.0, 1.0, 0.0)
+            t1 = cross((n0, n1, n2), (0.0, 1.0, 0.0))
         else:
-            t1 = _cross(n0, n1, n2, 0.0, 0.0, 1.0)
+            t1 = cross((n0, n1, n2), (0.0, 0.0, 1.0))
         s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
         t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
-        t2 = _cross(n0, n1, n2, t1[0], t1[1], t1[2])
+        t2 = cross((n0, n1, n2), t1)
         for q in range(3):
             contacts.tangent[c, 0, q] = t1[q]
             contacts.tangent[c, 1, q] = t2[q]
@@ -502,8 +490,8 @@ def prepare_contacts(model, state, work, contacts, h):
         dirs = ((n0, n1, n2), t1, t2)
         for r in range(3):
             u = dirs[r]
-            ca = _cross(ra[0], ra[1], ra[2], u[0], u[1], u[2])
-            cb = _cross(rb[0], rb[1], rb[2], u[0], u[1], u[2])
+            ca = cross(ra, u)
+            cb = cross(rb, u)
             k = im + _quad(iiw[a], ca[0], ca[1], ca[2]) + _quad(iiw[b], cb[0], cb[1], cb[2])
             contacts.mass[c, r] = 1.0 / k if k > 1e-300 else 0.0
             ang = _quad(iiw[a], u[0], u[1], u[2]) + _quad(iiw[b], u[0], u[1], u[2])
@@ -520,12 +508,12 @@ def _pack(contacts, c, ima, imb, iia, iib, ra, rb, dirs):
     rec = contacts.rows[c]
     for r in range(3):
         u = dirs[r]
-        ja = _cross(ra[0], ra[1], ra[2], u[0], u[1], u[2])
-        jb = _cross(rb[0], rb[1], rb[2], u[0], u[1], u[2])
-        wa = _mat_vec(iia, ja[0], ja[1], ja[2])
-        wb = _mat_vec(iib, jb[0], jb[1], jb[2])
-        ka = _mat_vec(iia, u[0], u[1], u[2])
-        kb = _mat_vec(iib, u[0], u[1], u[2])
+        ja = cross(ra, u)
+        jb = cross(rb, u)
+        wa = mat_vec(iia, ja)
+        wb = mat_vec(iib, jb)
+        ka = mat_vec(iia, u)
+        kb = mat_vec(iib, u)
         k = R_ANG + 6 * ((r + 2) % 3)   # angular rows in t1, t2, n order
         base = R_LIN + 12 * r
         for q in range(3):
@@ -586,8 +574,8 @@ def _angular_apply(rec, k, lam, w, a, b):
 def _point_velocity(state, a, b, ra, rb, u0, u1, u2):
     """u . (vB + wB x rB - vA - wA x rA)"""
     wa, wb = state.body_angvel[a], state.body_angvel[b]
-    xa = _cross(wa[0], wa[1], wa[2], ra[0], ra[1], ra[2])
-    xb = _cross(wb[0], wb[1], wb[2], rb[0], rb[1], rb[2])
+    xa = cross((wa[0], wa[1], wa[2]), ra)
+    xb = cross((wb[0], wb[1], wb[2]), rb)
     va, vb = state.body_vel[a], state.body_vel[b]
     return (u0 * (vb[0] + xb[0] - va[0] - xa[0]) + u1 * (vb[1] + xb[1] - va[1] - xa[1])
             + u2 * (vb[2] + xb[2] - va[2] - xa[2]))
@@ -752,8 +740,8 @@ def solve_contact_positions(model, state, work, contacts):
         n0, n1, n2 = contacts.normal[c, 0], contacts.normal[c, 1], contacts.normal[c, 2]
         qa, qb = state.body_quat[a], state.body_quat[b]
         la, lb = contacts.local[c, 0], contacts.local[c, 1]
-        ra = _rotate(qa, la[0], la[1], la[2])
-        rb = _rotate(qb, lb[0], lb[1], lb[2])
+        ra = quat_rotate(qa, la)
+        rb = quat_rotate(qb, lb)
         xa, xb = state.body_pos[a], state.body_pos[b]
         d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
              + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
@@ -770,8 +758,8 @@ def solve_contact_positions(model, state, work, contacts):
                 continue
             worst = max(worst, err)
             factor = POSITION_FACTOR
-        ca = _cross(ra[0], ra[1], ra[2], n0, n1, n2)
-        cb = _cross(rb[0], rb[1], rb[2], n0, n1, n2)
+        ca = cross(ra, (n0, n1, n2))
+        cb = cross(rb, (n0, n1, n2))
         k = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
              + _quad(iiw[b], cb[0], cb[1], cb[2]))
         if k <= 1e-300:
@@ -783,23 +771,12 @@ def solve_contact_positions(model, state, work, contacts):
             xa[q] -= ima[a] * lam * nq
             xb[q] += ima[b] * lam * nq
         if ima[a] > 0.0:
-            ta = _mat_vec(iiw[a], ca[0], ca[1], ca[2])
+            ta = mat_vec(iiw[a], ca)
             _turn(qa, -lam * ta[0], -lam * ta[1], -lam * ta[2])
         if ima[b] > 0.0:
-            tb = _mat_vec(iiw[b], cb[0], cb[1], cb[2])
+            tb = mat_vec(iiw[b], cb)
             _turn(qb, lam * tb[0], lam * tb[1], lam * tb[2])
     return worst
-
-
-@njit(**_JIT)
-def _rotate(q, x0, x1, x2):
-    """q x q*  for a unit quaternion q (w, x, y, z)."""
-    w, a, b, c = q[0], q[1], q[2], q[3]
-    t0 = 2.0 * (b * x2 - c * x1)
-    t1 = 2.0 * (c * x0 - a * x2)
-    t2 = 2.0 * (a * x1 - b * x0)
-    return (x0 + w * t0 + b * t2 - c * t1, x1 + w * t1 + c * t0 - a * t2,
-            x2 + w * t2 + a * t1 - b * t0)
 
 
 @njit(**_JIT)
