@@ -71,7 +71,6 @@ Scratch buffers live on the calling kernel's stack (_stack_f64), so no call allo
 """
 import math
 
-import numpy as np
 from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -741,21 +740,29 @@ def _newell(px, py, ph, m):
 def box_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
             out_point, out_depth, out_normal, out_feature):
     d = _sub(pos_b, pos_a)
-    # face axes of A
+    # Every axis is read off C = A^T B and t = A^T d (Gottschalk's OBB test): face axes of A
+    # s_i = |t_i| - a_i - sum_j b_j |C_ij|, of B s_j = |(C^T t)_j| - b_j - sum_i a_i |C_ij|,
+    # edge axes L = a_i x b_j, in A's frame (L_i1, L_i2) = (-C_i2j, C_i1j), |L| from those:
+    # s = (|t_i2 C_i1j - t_i1 C_i2j| - a_i1 |C_i2j| - a_i2 |C_i1j|
+    #      - b_j1 |C_ij2| - b_j2 |C_ij1|) / |L|          (i1, i2 and j1, j2 the cyclic others)
+    cm = carray(_stack_f64(18), (2, 3, 3))     # C, |C|
+    for i in range(3):
+        for j in range(3):
+            cij = rot_a[0, i] * rot_b[0, j] + rot_a[1, i] * rot_b[1, j] + rot_a[2, i] * rot_b[2, j]
+            cm[0, i, j] = cij
+            cm[1, i, j] = abs(cij)
+    t = _tmv(rot_a, d)
     best_a, ia = -1e300, 0
     for i in range(3):
-        ai = _col(rot_a, i)
-        s = abs(dot(d, ai)) - size_a[i]
-        for j in range(3):
-            s -= size_b[j] * abs(dot(ai, _col(rot_b, j)))
+        s = (abs(t[i]) - size_a[i] - size_b[0] * cm[1, i, 0] - size_b[1] * cm[1, i, 1]
+             - size_b[2] * cm[1, i, 2])
         if s > best_a:
             best_a, ia = s, i
     best_b, ib = -1e300, 0
     for j in range(3):
-        bj = _col(rot_b, j)
-        s = abs(dot(d, bj)) - size_b[j]
-        for i in range(3):
-            s -= size_a[i] * abs(dot(bj, _col(rot_a, i)))
+        tb = cm[0, 0, j] * t[0] + cm[0, 1, j] * t[1] + cm[0, 2, j] * t[2]
+        s = (abs(tb) - size_b[j] - size_a[0] * cm[1, 0, j] - size_a[1] * cm[1, 1, j]
+             - size_a[2] * cm[1, 2, j])
         if s > best_b:
             best_b, ib = s, j
     if best_a > margin or best_b > margin:
@@ -765,23 +772,25 @@ def box_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
     face_sep = best_b if ref_b else best_a
     # edge axes
     best_e, ei, ej = -1e300, -1, -1
-    le = (0.0, 0.0, 1.0)
     for i in range(3):
-        ai = _col(rot_a, i)
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
-            L, ll = _unit(cross(ai, _col(rot_b, j)))
-            if ll < 1e-6:
+            j1, j2 = (j + 1) % 3, (j + 2) % 3
+            ll2 = cm[0, i1, j] * cm[0, i1, j] + cm[0, i2, j] * cm[0, i2, j]
+            if ll2 < 1e-12:
                 continue
-            s = abs(dot(d, L))
-            for k in range(3):
-                s -= size_a[k] * abs(dot(_col(rot_a, k), L)) + size_b[k] * abs(dot(_col(rot_b, k), L))
+            s = ((abs(t[i2] * cm[0, i1, j] - t[i1] * cm[0, i2, j])
+                  - size_a[i1] * cm[1, i2, j] - size_a[i2] * cm[1, i1, j]
+                  - size_b[j1] * cm[1, i, j2] - size_b[j2] * cm[1, i, j1]) / math.sqrt(ll2))
             if s > margin:
+                L, _ = _unit(cross(_col(rot_a, i), _col(rot_b, j)))
                 _put_normal(L, out_normal)
                 return 0
             if s > best_e:
-                best_e, ei, ej, le = s, i, j, L
+                best_e, ei, ej = s, i, j
     small = min(size_a[0], size_a[1], size_a[2]) + min(size_b[0], size_b[1], size_b[2])
     if ei >= 0 and best_e > face_sep + _EDGE_REL * abs(face_sep) + _EDGE_ABS * small:
+        le, _ = _unit(cross(_col(rot_a, ei), _col(rot_b, ej)))
         n = le if dot(le, d) >= 0.0 else _scale(le, -1.0)
         # supporting edge of A along +n (direction a_ei), of B along -n (direction b_ej)
         ca = _vec(pos_a)

@@ -358,8 +358,9 @@ def solve_velocities(model, state, work, contacts, settings):
                 worst = dp2
         npoint = contacts.count[0]
         if npoint > 0:
-            dp2 = solve_contacts(npoint, contacts.body, contacts.rows, contacts.impulse,
-                                 contacts.sliding, vel, angvel)
+            dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
+                                 contacts.rows, contacts.man_rows, contacts.impulse,
+                                 contacts.sliding, vel, angvel, it % 2 == 1)
             if dp2 > worst:
                 worst = dp2
         done = it + 1
@@ -415,6 +416,7 @@ def solve_positions(model, state, work, contacts, settings):
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
     for it in range(settings.position_iterations):
+        swept = False
         for j in range(model.joint_type.shape[0]):
             jt = model.joint_type[j]
             in_tree = model.joint_child[j] >= 0
@@ -440,8 +442,12 @@ def solve_positions(model, state, work, contacts, settings):
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
+                swept = True
         if contacts.count[0] > 0:
-            solve_contact_positions(model, state, work, contacts)
+            if solve_contact_positions(model, state, work, contacts) > 0.0:
+                swept = True
+        if not swept:
+            break   # nothing was out of place: the next sweeps would change nothing
     if settings.position_iterations > 0:
         tree_pass(model, state, work)
 

@@ -700,15 +700,27 @@ class World:
         body (k, 2) bodies A, B; point (k, 3) midpoint, world; normal (k, 3) A to B;
         depth (k,) overlap (> 0) or gap (< 0), m; impulse (k, 6) accumulated p_n, p_t1, p_t2
         (N s) and rolling p_r1, p_r2, spinning p_s (N m s) of the last step; force (k, 3) the
-        contact force on B (normal and sliding impulses / dt), world; sliding (k,) bool."""
+        contact force on B (normal and sliding impulses / dt), world; sliding (k,) bool.
+        Friction is solved once per pair (at the centroid of its points, physics/contact.py);
+        here each point gets the share of it that its normal impulse has of the pair's."""
         self._ready()
         c = self._contacts
         k = int(c.count[0])
         n, t = c.normal[:k], c.tangent[:k]
-        p = c.impulse[:k]
+        p = c.impulse[:k].copy()
+        nman = int(c.man_count[0])
+        if k and nman:
+            first = c.man_first[:nman + 1]
+            sizes = np.diff(first)
+            owner = np.repeat(np.arange(nman), sizes)
+            total = np.add.reduceat(p[:, 0], first[:-1])
+            share = np.where(total[owner] > 0.0,
+                             p[:, 0] / np.where(total > 0.0, total, 1.0)[owner],
+                             1.0 / sizes[owner])
+            p[:, 1:] = p[first[:-1], 1:][owner] * share[:, None]
         force = (p[:, 0:1] * n + p[:, 1:2] * t[:, 0] + p[:, 2:3] * t[:, 1]) / self.dt
         return dict(body=c.body[:k].copy(), point=c.point[:k].copy(), normal=n.copy(),
-                    depth=c.depth[:k].copy(), impulse=p.copy(), force=force,
+                    depth=c.depth[:k].copy(), impulse=p, force=force,
                     sliding=c.sliding[:k].copy())
 
     @property
