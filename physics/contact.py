@@ -759,12 +759,17 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
         vb0, vb1, vb2 = v[b, 0], v[b, 1], v[b, 2]
         wa0, wa1, wa2 = w[a, 0], w[a, 1], w[a, 2]
         wb0, wb1, wb2 = w[b, 0], w[b, 1], w[b, 2]
-        # normals (eq. 20): p_n >= 0, point by point
+        # normals (eq. 20): p_n >= 0, point by point.  They share n, so the linear part of
+        # Cdot_n, n . (vB - vA), is kept as one number that each dp moves by dp (1/mA + 1/mB),
+        # and the bodies' linear velocities take the sum of the dp once, at the end
+        n0, n1, n2 = man_rows[m, 0], man_rows[m, 1], man_rows[m, 2]
+        lin = n0 * (vb0 - va0) + n1 * (vb1 - va1) + n2 * (vb2 - va2)
+        kl = ima + imb
         total = 0.0
+        moved = 0.0
         for j in range(f1 - f0):
             c = f1 - 1 - j if backward else f0 + j
-            vn = (rows[c, 0] * (vb0 - va0) + rows[c, 1] * (vb1 - va1) + rows[c, 2] * (vb2 - va2)
-                  + rows[c, 6] * wb0 + rows[c, 7] * wb1 + rows[c, 8] * wb2
+            vn = (lin + rows[c, 6] * wb0 + rows[c, 7] * wb1 + rows[c, 8] * wb2
                   - rows[c, 3] * wa0 - rows[c, 4] * wa1 - rows[c, 5] * wa2)
             old = impulse[c, P_N]
             pn = max(old + rows[c, N_MASS] * (rows[c, N_TARGET] - vn), 0.0)
@@ -772,13 +777,8 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
             total += pn
             dp = pn - old
             if dp != 0.0:
-                la, lb = dp * ima, dp * imb
-                va0 -= la * rows[c, 0]
-                va1 -= la * rows[c, 1]
-                va2 -= la * rows[c, 2]
-                vb0 += lb * rows[c, 0]
-                vb1 += lb * rows[c, 1]
-                vb2 += lb * rows[c, 2]
+                lin += dp * kl
+                moved += dp
                 wa0 -= dp * rows[c, 9]
                 wa1 -= dp * rows[c, 10]
                 wa2 -= dp * rows[c, 11]
@@ -786,6 +786,14 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
                 wb1 += dp * rows[c, 13]
                 wb2 += dp * rows[c, 14]
                 worst = max(worst, dp * dp)
+        if moved != 0.0:
+            la, lb = moved * ima, moved * imb
+            va0 -= la * n0
+            va1 -= la * n1
+            va2 -= la * n2
+            vb0 += lb * n0
+            vb1 += lb * n1
+            vb2 += lb * n2
         # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu P
         dv0, dv1, dv2 = vb0 - va0, vb1 - va1, vb2 - va2
         v1 = (man_rows[m, 3] * dv0 + man_rows[m, 4] * dv1 + man_rows[m, 5] * dv2
@@ -806,8 +814,7 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
             t2 *= scale
         impulse[f0, P_T1] = t1
         impulse[f0, P_T2] = t2
-        for c in range(f0, f1):
-            sliding[c] = slide
+        sliding[f0] = slide   # (the manifold's other points: spread_sliding, after the sweeps)
         d1, d2 = t1 - o1, t2 - o2
         if d1 != 0.0 or d2 != 0.0:   # both tangents in one update
             u0 = d1 * man_rows[m, 3] + d2 * man_rows[m, 6]
@@ -871,6 +878,15 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
         w[a, 0], w[a, 1], w[a, 2] = wa0, wa1, wa2
         w[b, 0], w[b, 1], w[b, 2] = wb0, wb1, wb2
     return worst
+
+
+@njit(**_JIT)
+def spread_sliding(contacts):
+    """After the sweeps: every point of a manifold gets its first point's sliding flag."""
+    first = contacts.man_first
+    for m in range(contacts.man_count[0]):
+        for c in range(first[m] + 1, first[m + 1]):
+            contacts.sliding[c] = contacts.sliding[first[m]]
 
 
 @njit(**_JIT)

@@ -31,7 +31,8 @@ from numba import njit
 
 from .clock import monotonic_seconds
 from .contact import (detect_contacts, forced_approach, prepare_contacts, restitution,
-                      solve_contact_positions, solve_contacts, warm_start_contacts)
+                      solve_contact_positions, solve_contacts, spread_sliding,
+                      warm_start_contacts)
 from .constraint import (KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION,
                          SLOT_LOWER, SLOT_UPPER, apply_impulse, effective_mass_inverse,
                          impulse_map, pack_block, solve_general_block, solve_packed_angular,
@@ -369,6 +370,7 @@ def solve_velocities(model, state, work, contacts, settings):
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
     if contacts.count[0] > 0:
+        spread_sliding(contacts)
         restitution(model, state, work, contacts, settings.dt)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
