@@ -27,6 +27,14 @@ rolling and twisting rows, all bounded by the manifold's total normal impulse P 
     rolling    Cdot_rk  = t_k . (wB - wA)                         |(p_r1, p_r2)| <= mu_r P
     twisting   Cdot_s   = n . (wB - wA)                           |p_s| <= (mu_s + mu rbar) P
 
+Anisotropic friction (paper 001): a geom with a body-fixed friction axis a and coefficients
+mu_1 along it, mu_2 across it puts t1 along a's projection onto the contact plane, and the
+sliding pair then lies in the ellipse (p_t1 / mu_1)^2 + (p_t2 / mu_2)^2 <= P^2 (each mu_k the
+larger of that geom's and the other geom's mu; the circle when mu_1 = mu_2).  Sliding takes
+the impulse of maximal dissipation on that ellipse, p ~ -(mu_1^2 v_t1, mu_2^2 v_t2) (the
+solver's step is scaled by mu_k^2 / max mu^2 per tangent before the clamp once the unclamped
+impulse leaves the ellipse; at the sliding fixed point p is parallel to that step).
+
 rbar is the mean distance of the points from c: Coulomb friction spread over the points
 resists a turn about n with at most sum_i mu p_n,i |m_i - c| ~ mu rbar P (equal shares), and
 a smooth shape's single point (rbar = 0) has the spinning friction mu_s alone.  For one point
@@ -98,12 +106,12 @@ PACK_N = 19
 #   M_ANG + 6 k      IA^-1 e_k, IB^-1 e_k for e = t1, t2, n (rolling, twisting)
 #   M_MASS + k       effective masses of t1, t2, r1, r2, s
 M_DIR, M_LIN, M_ANG, M_MASS = 0, 9, 33, 51
-M_IMA, M_IMB, M_MU, M_ROLL, M_TWIST = 56, 57, 58, 59, 60
-PACK_M = 61
+M_IMA, M_IMB, M_MU, M_ROLL, M_TWIST, M_MU2 = 56, 57, 58, 59, 60, 61
+PACK_M = 62
 # solve_contacts spells these offsets out as literals (its locals stay in registers)
 assert (N_LIN, M_LIN, M_ANG, M_MASS) == (3, 9, 33, 51)
-# material columns
-MU, MU_ROLL, MU_SPIN, RESTITUTION = 0, 1, 2, 3
+# material columns (model.geom_material has these and MU_ALONG, AXIS .. AXIS + 2)
+MU, MU_ROLL, MU_SPIN, RESTITUTION, MU_ALONG, AXIS = 0, 1, 2, 3, 4, 5
 # impulse columns
 P_N, P_T1, P_T2, P_R1, P_R2, P_S = 0, 1, 2, 3, 4, 5
 
@@ -525,6 +533,21 @@ def prepare_contacts(model, state, work, contacts, h):
         s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
         t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
         t2 = cross(n, t1)
+        gm = model.geom_material
+        mu1 = mu2 = max(gm[ga, MU], gm[gb, MU])
+        g = ga if gm[ga, MU_ALONG] >= 0.0 else (gb if gm[gb, MU_ALONG] >= 0.0 else -1)
+        if g >= 0:   # anisotropic: t1 along the axis projected onto the contact plane
+            other = gb if g == ga else ga
+            ax = mat_vec(work.body_rot[model.geom_body[g]],
+                         (gm[g, AXIS], gm[g, AXIS + 1], gm[g, AXIS + 2]))
+            an = ax[0] * n0 + ax[1] * n1 + ax[2] * n2
+            u = (ax[0] - an * n0, ax[1] - an * n1, ax[2] - an * n2)
+            ul = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+            if ul > 1e-6:   # (an axis along n leaves the plane isotropic)
+                t1 = (u[0] / ul, u[1] / ul, u[2] / ul)
+                t2 = cross(n, t1)
+                mu1 = max(gm[g, MU_ALONG], gm[other, MU])
+                mu2 = max(gm[g, MU], gm[other, MU])
         c0 = c1 = c2 = 0.0
         for c in range(first, end):
             _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h)
@@ -544,7 +567,7 @@ def prepare_contacts(model, state, work, contacts, h):
         rb = (c0 - state.body_pos[b, 0], c1 - state.body_pos[b, 1], c2 - state.body_pos[b, 2])
         mat = contacts.material[first]
         _pack_anchor(contacts.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
-                     mat[MU], mat[MU_ROLL], mat[MU_SPIN] + mat[MU] * rbar)
+                     mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
         contacts.man_first[nman] = first
         nman += 1
         first = end
@@ -610,7 +633,7 @@ def _pack_linear(rec, j, iia, iib, ra, rb, u):
 
 
 @njit(**_JIT)
-def _pack_anchor(rec, ima, imb, iia, iib, ra, rb, n, t1, t2, mu, roll, twist):
+def _pack_anchor(rec, ima, imb, iia, iib, ra, rb, n, t1, t2, mu1, mu2, roll, twist):
     dirs = (n, t1, t2)
     for r in range(3):
         u = dirs[r]
@@ -628,7 +651,8 @@ def _pack_anchor(rec, ima, imb, iia, iib, ra, rb, n, t1, t2, mu, roll, twist):
         rec[M_MASS + r] = 1.0 / k if k > 1e-300 else 0.0
     rec[M_IMA] = ima
     rec[M_IMB] = imb
-    rec[M_MU] = mu
+    rec[M_MU] = mu1
+    rec[M_MU2] = mu2
     rec[M_ROLL] = roll
     rec[M_TWIST] = twist
 
@@ -712,7 +736,7 @@ def warm_start_contacts(model, state, work, contacts, warm):
             continue
         rec = contacts.man_rows[m]
         p = contacts.impulse[f0]
-        _clamp_disk(p, P_T1, rec[M_MU] * total)
+        _clamp_ellipse(p, P_T1, rec[M_MU], rec[M_MU2], total)
         _clamp_disk(p, P_R1, rec[M_ROLL] * total)
         p[P_S] = min(max(p[P_S], -rec[M_TWIST] * total), rec[M_TWIST] * total)
         for r in range(2):
@@ -722,6 +746,17 @@ def warm_start_contacts(model, state, work, contacts, warm):
         for k in range(3):
             if p[P_R1 + k] != 0.0:
                 _angular_apply(rec, k, p[P_R1 + k], w, a, b)
+
+
+@njit(**_JIT)
+def _clamp_ellipse(p, i, mu1, mu2, total):
+    """Scale (p[i], p[i+1]) onto the ellipse (p_i / mu1)^2 + (p_i+1 / mu2)^2 <= total^2."""
+    q = (p[i] * mu2) ** 2 + (p[i + 1] * mu1) ** 2
+    lim = mu1 * mu2 * total
+    if q > lim * lim:
+        s = lim / math.sqrt(q)
+        p[i] *= s
+        p[i + 1] *= s
 
 
 @njit(**_JIT)
@@ -795,6 +830,7 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
             vb1 += lb * n1
             vb2 += lb * n2
         # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu P
+        # (the ellipse, for anisotropic friction)
         dv0, dv1, dv2 = vb0 - va0, vb1 - va1, vb2 - va2
         v1 = (man_rows[m, 3] * dv0 + man_rows[m, 4] * dv1 + man_rows[m, 5] * dv2
               + man_rows[m, 12] * wb0 + man_rows[m, 13] * wb1 + man_rows[m, 14] * wb2
@@ -805,13 +841,20 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
         o1, o2 = impulse[f0, P_T1], impulse[f0, P_T2]
         t1 = o1 - man_rows[m, M_MASS] * v1
         t2 = o2 - man_rows[m, M_MASS + 1] * v2
-        lim = man_rows[m, M_MU] * total
-        m2 = t1 * t1 + t2 * t2
-        slide = m2 > lim * lim
+        mu1, mu2 = man_rows[m, M_MU], man_rows[m, M_MU2]
+        lim = mu1 * mu2 * total       # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
+        q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+        slide = q > lim * lim
         if slide:
-            scale = lim / math.sqrt(m2) if m2 > 0.0 else 0.0
-            t1 *= scale
-            t2 *= scale
+            if mu1 != mu2:   # anisotropic: the step of maximal dissipation, then the clamp
+                top = max(mu1 * mu1, mu2 * mu2)
+                t1 = o1 - man_rows[m, M_MASS] * v1 * (mu1 * mu1 / top)
+                t2 = o2 - man_rows[m, M_MASS + 1] * v2 * (mu2 * mu2 / top)
+                q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+            if q > lim * lim:
+                scale = lim / math.sqrt(q)
+                t1 *= scale
+                t2 *= scale
         impulse[f0, P_T1] = t1
         impulse[f0, P_T2] = t2
         sliding[f0] = slide   # (the manifold's other points: spread_sliding, after the sweeps)

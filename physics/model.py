@@ -37,7 +37,9 @@ Model = namedtuple("Model", [
     "geom_size",           # (ngeom, 3) shape numbers (shape.py)
     "geom_local_pos",      # (ngeom, 3) offset from the body's centre of mass, body frame
     "geom_local_rot",      # (ngeom, 3, 3) orientation in the body frame
-    "geom_material",       # (ngeom, 4) friction, rolling (m), spinning (m), restitution
+    "geom_material",       # (ngeom, 8) friction, rolling (m), spinning (m), restitution,
+                           #   friction along the anisotropy axis (-1: isotropic), that axis
+                           #   (3, body frame, unit)
     "geom_group",          # (ngeom,) int64 collision bits the geom has
     "geom_mask",           # (ngeom,) int64 collision bits the geom collides with
     "geom_hull",           # (ngeom, 2) int64 first vertex and count in hull_vert (hulls)

@@ -81,15 +81,21 @@ class Material:
     """Contact coefficients of a body's surface; a contact takes the larger of the two
     bodies' values of each (MuJoCo's rule).
 
-    friction     Coulomb coefficient mu (sliding: |p_t| <= mu p_n)
-    rolling      rolling resistance, a length (m): the rolling torque is at most rolling x N
-    spinning     spinning (torsional) resistance, a length (m): |torque about n| <= spinning x N
-    restitution  e in [0, 1]: the normal speed after an impact is e times the speed before
+    friction        Coulomb coefficient mu (sliding: |p_t| <= mu p_n)
+    rolling         rolling resistance, a length (m): the rolling torque is at most rolling x N
+    spinning        spinning (torsional) resistance, a length (m): |torque about n| <= spinning x N
+    restitution     e in [0, 1]: the normal speed after an impact is e times the speed before
+    friction_axis   optional body-fixed direction of anisotropic friction (paper 001); with it,
+    friction_along  the coefficient for sliding along the axis (projected onto the contact
+                    plane), `friction` being the one across it: the friction impulse lies in
+                    the ellipse (p_1 / mu_along)^2 + (p_2 / mu)^2 <= p_n^2 (physics/contact.py)
     """
     friction: float = 0.5
     rolling: float = 0.0
     spinning: float = 0.0
     restitution: float = 0.0
+    friction_axis: tuple | None = None
+    friction_along: float | None = None
 
     def __post_init__(self):
         for name in ("friction", "rolling", "spinning", "restitution"):
@@ -98,10 +104,30 @@ class Material:
                 raise ValueError(f"material {name} must be a finite number >= 0 (got {v!r})")
         if self.restitution > 1.0:
             raise ValueError(f"material restitution must be at most 1 (got {self.restitution})")
+        if (self.friction_axis is None) != (self.friction_along is None):
+            raise ValueError("anisotropic friction needs both friction_axis and friction_along")
+        if self.friction_axis is not None:
+            v = self.friction_along
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"material friction_along must be a finite number >= 0 "
+                                 f"(got {v!r})")
+            try:
+                axis = np.asarray(self.friction_axis, dtype=float).reshape(3)
+            except (TypeError, ValueError):
+                raise ValueError(f"material friction_axis must be 3 numbers "
+                                 f"(got {self.friction_axis!r})") from None
+            length = float(np.linalg.norm(axis))
+            if not (math.isfinite(length) and length > 1e-12):
+                raise ValueError(f"material friction_axis must be a finite nonzero vector "
+                                 f"(got {self.friction_axis!r})")
+            object.__setattr__(self, "friction_axis", tuple(float(x) for x in axis / length))
 
     def row(self):
+        """(mu, rolling, spinning, restitution, mu_along or -1, axis x, y, z) for the model."""
+        axis = self.friction_axis if self.friction_axis is not None else (0.0, 0.0, 0.0)
+        along = float(self.friction_along) if self.friction_along is not None else -1.0
         return (float(self.friction), float(self.rolling), float(self.spinning),
-                float(self.restitution))
+                float(self.restitution), along, *axis)
 
 
 ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
@@ -464,7 +490,7 @@ class World:
                                 for leaf, _, _ in leaves], float).reshape(ng, 3),
             geom_local_pos=np.array([p for _, p, _ in leaves], float).reshape(ng, 3),
             geom_local_rot=np.array([r for _, _, r in leaves], float).reshape(ng, 3, 3),
-            geom_material=np.array([b.material.row() for b in bodies], float).reshape(ng, 4),
+            geom_material=np.array([b.material.row() for b in bodies], float).reshape(ng, 8),
             geom_group=np.array([b.group for b in bodies], np.int64).reshape(ng),
             geom_mask=np.array([b.mask for b in bodies], np.int64).reshape(ng),
             geom_hull=hull,

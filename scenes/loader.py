@@ -132,7 +132,9 @@ def build_world(
                 kind=body.kind,
                 material=physics.Material(friction=body.friction, rolling=body.rolling,
                                           spinning=body.spinning,
-                                          restitution=body.restitution),
+                                          restitution=body.restitution,
+                                          friction_axis=body.friction_axis,
+                                          friction_along=body.friction_along),
                 group=body.group,
                 mask=body.mask,
             )

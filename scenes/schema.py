@@ -36,6 +36,9 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     spinning = 0.0                   # spinning resistance, m (torque <= spinning x N), default 0
     restitution = 0.0                # 0..1, default 0; a contact takes the larger of the two
                                      # bodies' values of each of these four (MuJoCo's rule)
+    # friction_axis = [1.0, 0.0, 0.0]  # optional anisotropic friction (paper 001): a body-frame
+    # friction_along = 0.2           # direction and mu for sliding along it ("friction" is
+                                     # the mu across it); give both or neither
     group = 1                        # collision bits of the body, default 1
     mask = 4611686018427387903       # bits it collides with (2^62 - 1: all, the default);
                                      # a and b touch iff group_a & mask_b and group_b & mask_a,
@@ -302,6 +305,8 @@ class BodySpec(_Spec):
     rolling: NonNegative = 0.0
     spinning: NonNegative = 0.0
     restitution: Annotated[Real, Field(ge=0, le=1)] = 0.0
+    friction_axis: Optional[Vec3] = None
+    friction_along: Optional[NonNegative] = None
     group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
     mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
 
@@ -324,6 +329,12 @@ class BodySpec(_Spec):
             problems.append((("density",), 'give either "mass" or "density", not both'))
         elif self.kind == "dynamic" and self.mass is None and self.density is None:
             problems.append((("mass",), 'a dynamic body needs "mass" or "density"'))
+        if (self.friction_axis is None) != (self.friction_along is None):
+            missing = "friction_along" if self.friction_along is None else "friction_axis"
+            problems.append(((missing,), 'anisotropic friction needs both "friction_axis" '
+                                         'and "friction_along"'))
+        elif self.friction_axis is not None and not any(self.friction_axis):
+            problems.append((("friction_axis",), "must not be the zero vector"))
         # Without a shape there is nothing to compute a volume or inertia from.
         if self.shape is not None and self.shape.type == "plane" and self.kind != "static":
             problems.append((("kind",), 'a plane is infinite: its body must be "static"'))
