@@ -41,7 +41,7 @@ class SetSpeed:
 @dataclass(frozen=True, init=False)
 class Configure:
     """World settings by keyword: dt, gravity, iterations, position_iterations, tolerance,
-    budget_ms, warm_start. All or none of them change."""
+    budget_ms, warm_start, manifold_reuse. All or none of them change."""
     settings: Mapping[str, Any]
 
     def __init__(self, **settings):

@@ -34,6 +34,7 @@ ITERATIONS_MAX = 100_000        # as World.configure allows
 BUDGET_MAX_MS = 1000.0
 DT_MIN, DT_MAX = 1.0e-5, 0.1    # s; World.configure takes (0, 0.1]
 GRAVITY_MAX = 1000.0            # m/s^2 per component: more is refused as a typing slip
+MANIFOLD_REUSE_MAX = 0.0025     # m, as World.configure allows (half the contact margin)
 SCENE_FILTERS = ["Scene files (.toml)", "*.toml", "All files", "*"]
 # The helpers portable-file-dialogs runs on Linux and the BSDs, in its order of preference.
 DIALOG_TOOLS = ("zenity", "matedialog", "qarma", "kdialog")
@@ -126,11 +127,11 @@ def request_speed(send, value):
 
 def request_settings(send, **changes):
     """Configure the world and solver: dt, gravity, iterations, position_iterations,
-    tolerance, budget_ms, warm_start; numbers are clamped to what the World accepts (a
+    tolerance, budget_ms, warm_start, manifold_reuse (m); numbers are clamped to what the World accepts (a
     gravity component to +-GRAVITY_MAX), a non-number is refused."""
     ranges = {"iterations": (1, ITERATIONS_MAX), "position_iterations": (0, ITERATIONS_MAX),
               "tolerance": (0.0, 1.0), "budget_ms": (0.0, BUDGET_MAX_MS),
-              "dt": (DT_MIN, DT_MAX)}
+              "dt": (DT_MIN, DT_MAX), "manifold_reuse": (0.0, MANIFOLD_REUSE_MAX)}
     settings, notes = {}, []
     for name, value in changes.items():
         if name == "warm_start":
@@ -431,6 +432,10 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
     changed, v = imgui.checkbox("warm start", bool(s["warm_start"]))
     if changed:
         changes["warm_start"] = v
+    changed, v = imgui.input_float("manifold reuse mm (0 = off)", float(s["manifold_reuse"]) * 1e3,
+                                   0.05, 0.5, "%.3f", imgui.InputTextFlags_.enter_returns_true)
+    if changed:
+        changes["manifold_reuse"] = v * 1e-3
     if changes:
         _note(state, request_settings(send, **changes))
     stats = _latest(snapshot, "stats")

@@ -17,6 +17,25 @@ Detection, at the poses of time t (before any velocity of this step changes):
     warm start     a point takes the accumulated impulses of last step's point with the same
                    (geom a, geom b, feature) key (both lists are in (a, b) order: one merge)
 
+Manifold reuse (Settings.manifold_reuse = tol; Jolt's body-pair cache does the same): every
+point is also kept as the narrow phase found it, in the bodies' frames (surface points l_A,
+l_B, normal n_A in A's frame), with the bodies' relative pose then (x = RA^T (xB - xA),
+q = qA* qB).  Next step, a pair that still touches and whose relative pose has moved no
+point of either geom by more than tol,
+
+    |x - x_found| + theta * reach <= tol     (theta: the angle of q_found* q; reach: how
+                                             far the moving geom's points lie from its
+                                             body's centre; in the frame of the geom with
+                                             the larger reach, so planes work),
+
+skips the narrow phase: its points are carried by the bodies, p_A = xA + RA l_A,
+p_B = xB + RB l_B, n = RA n_A, d = n . (p_A - p_B), midpoint (p_A + p_B) / 2, impulses and
+feature ids kept.  Each carried point is then off the freshly found one by O(tol) along the
+surface, and its depth is that of two material points that were touching.  tol stays below
+half the margin, so no point left out for a gap beyond the margin can have come into touch
+unseen.  Pairs with a sphere are always found afresh: their closed forms cost less than
+carrying, and a rolling sphere's contact point moves across its surface.
+
 The points of one pair form a manifold (up to 4 points, one normal n).  Each point has a
 normal row; the manifold has ONE friction anchor, at the centroid c of its points (arms
 rA = c - xA, rB = c - xB; t1, t2 unit tangents, n x t1 = t2), which carries the sliding,
@@ -81,7 +100,7 @@ from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
 from .manifold import collide, manifold_from_normal
-from .math3 import cross, mat_vec, quat_rotate, quat_rotated
+from .math3 import cross, mat_vec, quat_conj_mul, quat_rotate, quat_rotated
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 from .support import aabb
 
@@ -92,6 +111,9 @@ LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep tou
 POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
 MAX_CORRECTION = 0.02      # m: largest correction of one point in one sweep
 RESTITUTION_SPEED = 0.1    # m/s: slower approaches do not bounce
+MANIFOLD_REUSE = 2e-4      # m: default of Settings.manifold_reuse (the pair keeps its manifold)
+MANIFOLD_REUSE_MAX = 0.5 * CONTACT_MARGIN   # m: its largest value: a point left out for a gap
+                           # beyond the margin must not have come into touch unseen
 BOUNCED = 2                # point state: bounced from apart, its end separation still to set
 
 # Packed records, built once per step by prepare_contacts so that an iteration reads one
@@ -128,7 +150,11 @@ ContactSet = namedtuple("ContactSet", [
                       #   the five friction columns are the manifold's, on its first point
                       #   (0 on the others)
     "sliding",        # (cap,) bool: its manifold's friction at the cone
-    "local",          # (cap, 2, 3) surface points on A and B in their body frames
+    "local",          # (cap, 2, 3) surface points on A and B in their body frames (as found
+                      #   by the narrow phase; kept while the manifold is reused)
+    "local_normal",   # (cap, 3) the normal in A's body frame (as found)
+    "found_pose",     # (cap, 7) B's pose in A's frame when the manifold was found: RA^T (xB - xA),
+                      #   qA* qB
     # rows of this step
     "material",       # (cap, 4) mu, mu_roll (m), mu_spin (m), restitution
     "arm",            # (cap, 2, 3) rA, rB
@@ -144,6 +170,7 @@ ContactSet = namedtuple("ContactSet", [
     # detection scratch
     "pairs",          # (pcap, 2) int64
     "new_geom", "new_feature", "new_point", "new_normal", "new_depth", "new_impulse",
+    "new_local", "new_local_normal", "new_found_pose",
     "geom_pos",       # (ngeom, 3)
     "geom_rot",       # (ngeom, 3, 3)
     "geom_aabb",      # (ngeom, 6)
@@ -153,8 +180,8 @@ ContactSet = namedtuple("ContactSet", [
     "bp_ext",
     "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
     "need",           # (2,) int64 pair and point capacity needed when detection overflowed
-    "stats",          # (5,) pairs tested, points, detection seconds, worst overlap (m),
-                      #      broad-phase seconds (part of the detection)
+    "stats",          # (6,) pairs tested, points, detection seconds, worst overlap (m),
+                      #      broad-phase seconds (part of the detection), manifolds reused
 ])
 
 
@@ -166,7 +193,8 @@ def make_contacts(ngeom, cap=64, pcap=64):
         body=np.zeros((cap, 2), np.int64), feature=np.zeros(cap, np.int64),
         point=np.zeros((cap, 3)), normal=np.zeros((cap, 3)), depth=np.zeros(cap),
         impulse=np.zeros((cap, 6)), sliding=np.zeros(cap, np.bool_),
-        local=np.zeros((cap, 2, 3)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
+        local=np.zeros((cap, 2, 3)), local_normal=np.zeros((cap, 3)),
+        found_pose=np.zeros((cap, 7)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
         tangent=np.zeros((cap, 2, 3)), rows=np.zeros((cap, PACK_N)),
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
         man_rows=np.zeros((cap, PACK_M)),
@@ -175,14 +203,15 @@ def make_contacts(ngeom, cap=64, pcap=64):
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),
         new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
-        new_impulse=np.zeros((cap, 6)),
+        new_impulse=np.zeros((cap, 6)), new_local=np.zeros((cap, 2, 3)),
+        new_local_normal=np.zeros((cap, 3)), new_found_pose=np.zeros((cap, 7)),
         geom_pos=np.zeros((n, 3)), geom_rot=np.zeros((n, 3, 3)), geom_aabb=np.zeros((n, 6)),
         geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
         m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
         m_feature=np.zeros(4, np.int64), cv_out=np.zeros(9), guess=np.zeros(3),
-        need=np.zeros(2, np.int64), stats=np.zeros(5))
+        need=np.zeros(2, np.int64), stats=np.zeros(6))
 
 
 def grown(contacts, ngeom):
@@ -192,7 +221,7 @@ def grown(contacts, ngeom):
     out = make_contacts(ngeom, cap=2 * cap, pcap=2 * pcap)
     k = int(contacts.count[0])
     for name in ("geom", "body", "feature", "point", "normal", "depth", "impulse", "sliding",
-                 "local"):
+                 "local", "local_normal", "found_pose"):
         getattr(out, name)[:k] = getattr(contacts, name)[:k]
     out.count[0] = k
     return out
@@ -369,9 +398,53 @@ def _smooth(kind):
 
 
 @njit(**_JIT)
-def detect_contacts(model, state, work, contacts, h):
+def _relative_pose(state, R, ba, bb):
+    """B's pose in A's body frame: RA^T (xB - xA) and qA* qB."""
+    d0 = state.body_pos[bb, 0] - state.body_pos[ba, 0]
+    d1 = state.body_pos[bb, 1] - state.body_pos[ba, 1]
+    d2 = state.body_pos[bb, 2] - state.body_pos[ba, 2]
+    x = (R[ba, 0, 0] * d0 + R[ba, 1, 0] * d1 + R[ba, 2, 0] * d2,
+         R[ba, 0, 1] * d0 + R[ba, 1, 1] * d1 + R[ba, 2, 1] * d2,
+         R[ba, 0, 2] * d0 + R[ba, 1, 2] * d1 + R[ba, 2, 2] * d2)
+    qa, qb = state.body_quat[ba], state.body_quat[bb]
+    q = quat_conj_mul((qa[0], qa[1], qa[2], qa[3]), (qb[0], qb[1], qb[2], qb[3]))
+    return x, q
+
+
+@njit(**_JIT)
+def _relative_motion(x, q, found_pose, o, reach_a, reach_b):
+    """A bound on how far any point of one geom has moved relative to the other since the
+    relative pose found_pose[o] (x, q then) to the pose (x, q) now: |dx| + theta * reach,
+    taken in the frame of the geom with the larger reach (a plane's is infinite), so that
+    the other's points, all within `reach` of their body's centre, move by at most that."""
+    f = (found_pose[o, 3], found_pose[o, 4], found_pose[o, 5], found_pose[o, 6])
+    fx = (found_pose[o, 0], found_pose[o, 1], found_pose[o, 2])
+    c = abs(q[0] * f[0] + q[1] * f[1] + q[2] * f[2] + q[3] * f[3])   # cos(theta / 2)
+    theta = 2.0 * math.asin(min(math.sqrt(max(1.0 - c * c, 0.0)), 1.0))
+    if reach_b <= reach_a:   # B's points in A's frame: x + Rr p
+        e0, e1, e2 = x[0] - fx[0], x[1] - fx[1], x[2] - fx[2]
+        reach = reach_b
+    else:                    # A's points in B's frame: Rr^T (p - x)
+        y = quat_rotate((q[0], -q[1], -q[2], -q[3]), x)
+        y0 = quat_rotate((f[0], -f[1], -f[2], -f[3]), fx)
+        e0, e1, e2 = y[0] - y0[0], y[1] - y0[1], y[2] - y0[2]
+        reach = reach_a
+    return math.sqrt(e0 * e0 + e1 * e1 + e2 * e2) + theta * reach
+
+
+@njit(**_JIT)
+def _reach(model, contacts, g):
+    """How far the geom's points can be from its body's centre of mass."""
+    lp = model.geom_local_pos
+    return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + contacts.geom_radius[g]
+
+
+@njit(**_JIT)
+def detect_contacts(model, state, work, contacts, h, reuse):
     """Find this step's contact points; False (and `need` set) if the arrays are too small,
-    in which case nothing of the last step's contacts has changed."""
+    in which case nothing of the last step's contacts has changed.  A pair whose relative
+    pose has moved no point of either geom by more than `reuse` (m) since its manifold was
+    found keeps that manifold, its points carried by the bodies (0: every pair afresh)."""
     start = monotonic_seconds()
     geom_poses(model, state, work, contacts, h)
     broad_start = monotonic_seconds()
@@ -389,7 +462,9 @@ def detect_contacts(model, state, work, contacts, h):
     kinds, sizes, hulls = model.geom_kind, model.geom_size, model.geom_hull
     gpos, grot = contacts.geom_pos, contacts.geom_rot
     mp, md, mn, mf = contacts.m_point, contacts.m_depth, contacts.m_normal, contacts.m_feature
+    R = work.body_rot
     total = 0
+    reused = 0
     worst = 0.0
     cursor = 0   # last step's points and this step's pairs are both in (a, b) order: merge
     nold = contacts.count[0]
@@ -401,6 +476,24 @@ def detect_contacts(model, state, work, contacts, h):
         old = -1
         if cursor < nold and contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] == b:
             old = cursor
+        ba, bb = model.geom_body[a], model.geom_body[b]
+        xr, qr = _relative_pose(state, R, ba, bb)
+        ka, kb = kinds[a], kinds[b]
+        if old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE and _relative_motion(
+                xr, qr, contacts.found_pose, old, _reach(model, contacts, a),
+                _reach(model, contacts, b)) <= reuse:
+            # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
+            # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
+            o = old
+            while o < nold and contacts.geom[o, 0] == a and contacts.geom[o, 1] == b:
+                if total < cap:
+                    _carried(state, R, ba, bb, contacts, o, total)
+                    if contacts.new_depth[total] > worst:
+                        worst = contacts.new_depth[total]
+                total += 1
+                o += 1
+            reused += 1
+            continue
         va, vb = state.body_vel[model.geom_body[a]], state.body_vel[model.geom_body[b]]
         dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
         margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
@@ -411,7 +504,6 @@ def detect_contacts(model, state, work, contacts, h):
         c2 = gpos[b, 2] - gpos[a, 2]
         if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
             continue
-        ka, kb = kinds[a], kinds[b]
         if (ka == BOX or kb == BOX) and _beyond_box(a if ka == BOX else b, b if ka == BOX else a,
                                                      gpos, grot, sizes, contacts.geom_radius,
                                                      margin):
@@ -467,6 +559,7 @@ def detect_contacts(model, state, work, contacts, h):
                 contacts.new_depth[c] = md[i]
                 if md[i] > worst:
                     worst = md[i]
+                _found(state, R, ba, bb, xr, qr, mp, i, mn, md[i], contacts, c)
                 for q in range(6):
                     contacts.new_impulse[c, q] = 0.0
                 if old >= 0:  # warm start: p_n from last step's point with the same
@@ -495,13 +588,78 @@ def detect_contacts(model, state, work, contacts, h):
             contacts.normal[c, q] = contacts.new_normal[c, q]
         for q in range(6):
             contacts.impulse[c, q] = contacts.new_impulse[c, q]
+        for q in range(3):
+            contacts.local[c, 0, q] = contacts.new_local[c, 0, q]
+            contacts.local[c, 1, q] = contacts.new_local[c, 1, q]
+            contacts.local_normal[c, q] = contacts.new_local_normal[c, q]
+        for q in range(7):
+            contacts.found_pose[c, q] = contacts.new_found_pose[c, q]
     contacts.count[0] = total
     contacts.stats[0] = npairs
     contacts.stats[1] = total
     contacts.stats[2] = monotonic_seconds() - start
     contacts.stats[3] = worst
     contacts.stats[4] = broad_s
+    contacts.stats[5] = reused
     return True
+
+
+@njit(**_JIT)
+def _carried(state, R, ba, bb, contacts, o, c):
+    """Point o of last step's manifold, carried by the bodies, as new point c: p_A = xA +
+    RA l_A, p_B = xB + RB l_B, n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2;
+    its feature, impulses and what it was found as are kept."""
+    L, ln = contacts.local, contacts.local_normal
+    pa = _to_world(state, R, ba, L[o, 0, 0], L[o, 0, 1], L[o, 0, 2])
+    pb = _to_world(state, R, bb, L[o, 1, 0], L[o, 1, 1], L[o, 1, 2])
+    n0 = R[ba, 0, 0] * ln[o, 0] + R[ba, 0, 1] * ln[o, 1] + R[ba, 0, 2] * ln[o, 2]
+    n1 = R[ba, 1, 0] * ln[o, 0] + R[ba, 1, 1] * ln[o, 1] + R[ba, 1, 2] * ln[o, 2]
+    n2 = R[ba, 2, 0] * ln[o, 0] + R[ba, 2, 1] * ln[o, 1] + R[ba, 2, 2] * ln[o, 2]
+    contacts.new_geom[c, 0] = contacts.geom[o, 0]
+    contacts.new_geom[c, 1] = contacts.geom[o, 1]
+    contacts.new_feature[c] = contacts.feature[o]
+    contacts.new_normal[c, 0] = n0
+    contacts.new_normal[c, 1] = n1
+    contacts.new_normal[c, 2] = n2
+    contacts.new_depth[c] = n0 * (pa[0] - pb[0]) + n1 * (pa[1] - pb[1]) + n2 * (pa[2] - pb[2])
+    for i in range(3):
+        contacts.new_point[c, i] = 0.5 * (pa[i] + pb[i])
+        contacts.new_local[c, 0, i] = L[o, 0, i]
+        contacts.new_local[c, 1, i] = L[o, 1, i]
+        contacts.new_local_normal[c, i] = ln[o, i]
+    for i in range(6):
+        contacts.new_impulse[c, i] = contacts.impulse[o, i]
+    for i in range(7):
+        contacts.new_found_pose[c, i] = contacts.found_pose[o, i]
+
+
+@njit(**_JIT)
+def _to_world(state, R, b, p0, p1, p2):
+    """x_b + R_b p"""
+    return (state.body_pos[b, 0] + R[b, 0, 0] * p0 + R[b, 0, 1] * p1 + R[b, 0, 2] * p2,
+            state.body_pos[b, 1] + R[b, 1, 0] * p0 + R[b, 1, 1] * p1 + R[b, 1, 2] * p2,
+            state.body_pos[b, 2] + R[b, 2, 0] * p0 + R[b, 2, 1] * p1 + R[b, 2, 2] * p2)
+
+
+@njit(**_JIT)
+def _found(state, R, ba, bb, x, q, mp, i, n, d, contacts, c):
+    """Point i (midpoint mp[i], normal n, depth d) as the narrow phase found it, kept as new
+    point c in the body frames: surface points p_A = m + n d / 2, p_B = m - n d / 2, n in A's
+    frame, and the bodies' relative pose (x, q)."""
+    for j in range(3):
+        pa_j = 0.0
+        pb_j = 0.0
+        na_j = 0.0
+        for k in range(3):
+            pa_j += R[ba, k, j] * (mp[i, k] + 0.5 * d * n[k] - state.body_pos[ba, k])
+            pb_j += R[bb, k, j] * (mp[i, k] - 0.5 * d * n[k] - state.body_pos[bb, k])
+            na_j += R[ba, k, j] * n[k]
+        contacts.new_local[c, 0, j] = pa_j
+        contacts.new_local[c, 1, j] = pb_j
+        contacts.new_local_normal[c, j] = na_j
+        contacts.new_found_pose[c, j] = x[j]
+    for j in range(4):
+        contacts.new_found_pose[c, 3 + j] = q[j]
 
 
 # ---- rows -------------------------------------------------------------------------------------
@@ -577,7 +735,7 @@ def prepare_contacts(model, state, work, contacts, h):
 
 @njit(**_JIT)
 def _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h):
-    """One point: material, arms, surface points in body frames, its normal row."""
+    """One point: material, arms, its normal row."""
     ga, gb = contacts.geom[c, 0], contacts.geom[c, 1]
     iiw = work.body_inv_inertia_world
     ima = model.body_inv_mass
@@ -592,17 +750,6 @@ def _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h):
         contacts.arm[c, 1, q] = rb[q]
         contacts.tangent[c, 0, q] = t1[q]
         contacts.tangent[c, 1, q] = t2[q]
-    # surface points in body frames, for the position pass
-    pa = (m0 + 0.5 * d * n[0], m1 + 0.5 * d * n[1], m2 + 0.5 * d * n[2])
-    pb = (m0 - 0.5 * d * n[0], m1 - 0.5 * d * n[1], m2 - 0.5 * d * n[2])
-    Ra, Rb = work.body_rot[a], work.body_rot[b]
-    for q in range(3):
-        contacts.local[c, 0, q] = (Ra[0, q] * (pa[0] - state.body_pos[a, 0])
-                                   + Ra[1, q] * (pa[1] - state.body_pos[a, 1])
-                                   + Ra[2, q] * (pa[2] - state.body_pos[a, 2]))
-        contacts.local[c, 1, q] = (Rb[0, q] * (pb[0] - state.body_pos[b, 0])
-                                   + Rb[1, q] * (pb[1] - state.body_pos[b, 1])
-                                   + Rb[2, q] * (pb[2] - state.body_pos[b, 2]))
     rec = contacts.rows[c]
     k = _pack_linear(rec, N_LIN, iiw[a], iiw[b], ra, rb, n) + ima[a] + ima[b]
     rec[N_MASS] = 1.0 / k if k > 1e-300 else 0.0

@@ -103,14 +103,19 @@ Settings = namedtuple("Settings", [
     "tolerance",             # stop when every |dp| <= tolerance (N s)
     "budget_s",              # wall-clock budget for the velocity iterations, 0 = off
     "warm_start",            # bool
+    "manifold_reuse",        # m: a touching pair whose bodies moved no point of either geom
+                             #   further than this since its manifold was found keeps that
+                             #   manifold (contact.detect_contacts); 0 = every pair afresh
 ])
 
 
-def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start):
+def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
+                  manifold_reuse):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
-                    float(tolerance), float(budget_ms) * 1e-3, bool(warm_start))
+                    float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
+                    float(manifold_reuse))
 
 
 def make_state(nbody, njoint):

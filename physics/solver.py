@@ -506,7 +506,7 @@ def step(model, state, work, contacts, settings):
     non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
     and call again)."""
     free_motion(model, state, work, settings)
-    if not detect_contacts(model, state, work, contacts, settings.dt):
+    if not detect_contacts(model, state, work, contacts, settings.dt, settings.manifold_reuse):
         return OVERFLOW
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)

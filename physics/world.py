@@ -26,7 +26,7 @@ cache.configure()
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
                     make_settings, make_state, make_work)
-from .contact import grown, make_contacts  # noqa: E402
+from .contact import MANIFOLD_REUSE, MANIFOLD_REUSE_MAX, grown, make_contacts  # noqa: E402
 from .shape import (HULL, PLANE, Compound, Hull, body_frame, geoms as shape_geoms,  # noqa: E402
                     matrix_quat, quat_matrix as quat_to_matrix)
 from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
@@ -182,7 +182,8 @@ class Recording:
 
 class World:
     def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=100,
-                 position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True):
+                 position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True,
+                 manifold_reuse=MANIFOLD_REUSE):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -194,13 +195,13 @@ class World:
         self._config = {}
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
-                       budget_ms=budget_ms, warm_start=warm_start)
+                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse)
         self.source = None
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start); takes effect at the next step. Raises ValueError
+        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step. Raises ValueError
         naming the setting if a value is out of range; nothing changes then."""
         cfg = dict(self._config)
         for key, value in changes.items():
@@ -226,6 +227,12 @@ class World:
                 cfg[key] = v
             elif key == "warm_start":
                 cfg[key] = bool(value)
+            elif key == "manifold_reuse":
+                v = float(value)
+                if not (math.isfinite(v) and 0.0 <= v <= MANIFOLD_REUSE_MAX):
+                    raise ValueError(f"manifold_reuse must be in [0, {MANIFOLD_REUSE_MAX}] m "
+                                     f"(got {value})")
+                cfg[key] = v
             else:
                 raise ValueError(f"unknown setting {key!r}")
         self._config = cfg
@@ -753,11 +760,12 @@ class World:
     def contact_stats(self):
         """Of the last step: candidate pairs from the broad phase, contact points, seconds
         spent detecting (broad + narrow phase), deepest overlap (m), seconds of the broad
-        phase alone (part of detect_s)."""
+        phase alone (part of detect_s), touching pairs that kept their manifold (see the
+        manifold_reuse setting)."""
         self._ready()
         s = self._contacts.stats
         return dict(pairs=int(s[0]), points=int(s[1]), detect_s=float(s[2]),
-                    max_depth=float(s[3]), broad_s=float(s[4]))
+                    max_depth=float(s[3]), broad_s=float(s[4]), reused=int(s[5]))
 
     @property
     def solver_stats(self):

@@ -115,6 +115,7 @@ def build_world(
             tolerance=solver.tolerance,
             budget_ms=solver.budget_ms,
             warm_start=solver.warm_start,
+            manifold_reuse=solver.manifold_reuse,
         )
     meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
     for i, body in enumerate(spec.bodies):

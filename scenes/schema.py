@@ -19,6 +19,9 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     tolerance = 1e-9                 # N s, >= 0, default 1e-9 (stop when every |dp| <= tolerance)
     budget_ms = 0.0                  # wall-clock budget per step in ms, >= 0, 0 = off, default 0
     warm_start = true                # default true
+    manifold_reuse = 0.0002          # m, 0..0.0025: a touching pair whose bodies moved no point
+                                     # further than this since its contact points were found
+                                     # keeps them (0 = every pair afresh each step), default 0.0002
 
     [[bodies]]
     name = "door"                    # required, unique, not "world" (the fixed world body)
@@ -288,6 +291,8 @@ class SolverSpec(_Spec):
     tolerance: NonNegative = 1e-9
     budget_ms: NonNegative = 0.0
     warm_start: StrictBool = True
+    # physics.contact.MANIFOLD_REUSE and MANIFOLD_REUSE_MAX (the schema loads without physics)
+    manifold_reuse: Annotated[Real, Field(ge=0, le=0.0025)] = 0.0002
 
 
 class BodySpec(_Spec):

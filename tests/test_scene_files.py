@@ -172,6 +172,12 @@ def test_negative_mass(tmp_path):
     assert_mentions(message, 'bodies[1] "door": field "mass": must be greater than 0 (got -2.0)')
 
 
+def test_manifold_reuse_beyond_half_the_contact_margin(tmp_path):
+    path = write(tmp_path, "[solver]\nmanifold_reuse = 0.003\n\n" + DOOR)
+    message = scene_error(path)
+    assert_mentions(message, "[solver]", 'field "manifold_reuse"', "must be at most 0.0025 (got 0.003)")
+
+
 def test_zero_half_extent(tmp_path):
     path = write(tmp_path, DOOR.replace("[0.5, 0.02, 1.0]", "[0.5, 0.0, 1.0]"))
     message = scene_error(path)
@@ -342,6 +348,7 @@ def test_load_scene_passes_the_spec_to_the_engine(tmp_path, fake_physics):
     world = load_scene(path, iterations=7)
     assert world.source == str(path)
     assert world.settings["iterations"] == 7 and world.settings["dt"] == pytest.approx(1 / 240)
+    assert world.settings["manifold_reuse"] == 0.0002
     name, shape, body = world.bodies[1]
     assert (name, shape, body["mass"]) == ("door", ("box", {"half_extents": (0.5, 0.02, 1.0)}), 21.5)
     assert world.joints[0][:4] == ("hinge", "revolute", "world", "door")
