@@ -420,7 +420,10 @@ def _relative_motion(x, q, found_pose, o, reach_a, reach_b):
     f = (found_pose[o, 3], found_pose[o, 4], found_pose[o, 5], found_pose[o, 6])
     fx = (found_pose[o, 0], found_pose[o, 1], found_pose[o, 2])
     c = abs(q[0] * f[0] + q[1] * f[1] + q[2] * f[2] + q[3] * f[3])   # cos(theta / 2)
-    theta = 2.0 * math.asin(min(math.sqrt(max(1.0 - c * c, 0.0)), 1.0))
+    if c < 0.5:
+        return math.inf
+    # theta / 2 <= tan(theta / 2) = sin / cos (tight for small turns, and no asin)
+    theta = 2.0 * math.sqrt(max(1.0 - c * c, 0.0)) / c
     if reach_b <= reach_a:   # B's points in A's frame: x + Rr p
         e0, e1, e2 = x[0] - fx[0], x[1] - fx[1], x[2] - fx[2]
         reach = reach_b
@@ -477,11 +480,15 @@ def detect_contacts(model, state, work, contacts, h, reuse):
         if cursor < nold and contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] == b:
             old = cursor
         ba, bb = model.geom_body[a], model.geom_body[b]
-        xr, qr = _relative_pose(state, R, ba, bb)
         ka, kb = kinds[a], kinds[b]
-        if old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE and _relative_motion(
-                xr, qr, contacts.found_pose, old, _reach(model, contacts, a),
-                _reach(model, contacts, b)) <= reuse:
+        posed = old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE
+        if posed:   # (the relative pose: only for pairs that may keep or find points)
+            xr, qr = _relative_pose(state, R, ba, bb)
+        else:
+            xr, qr = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+        if posed and _relative_motion(xr, qr, contacts.found_pose, old,
+                                      _reach(model, contacts, a),
+                                      _reach(model, contacts, b)) <= reuse:
             # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
             # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
             o = old
@@ -547,6 +554,8 @@ def detect_contacts(model, state, work, contacts, h, reuse):
                     kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                     kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                     model.hull_vert, out[0:3], d, out[3:6], out[6:9], margin, mp, md, mn, mf)
+        if n > 0 and not posed:
+            xr, qr = _relative_pose(state, R, ba, bb)
         for i in range(n):
             if total < cap:
                 c = total
