@@ -392,6 +392,18 @@ def _beyond_box(x, g, gpos, grot, sizes, radius, margin):
 
 
 @njit(**_JIT)
+def _ellipsoid_reach(kind, sizes, grot, g, u0, u1, u2, length):
+    """How far a sphere or ellipsoid reaches from its centre along u / length: the support
+    |A R^T u| / length (semi-axes A), or the radius."""
+    if kind == SPHERE:
+        return sizes[g, 0]
+    e0 = (grot[g, 0, 0] * u0 + grot[g, 1, 0] * u1 + grot[g, 2, 0] * u2) * sizes[g, 0]
+    e1 = (grot[g, 0, 1] * u0 + grot[g, 1, 1] * u1 + grot[g, 2, 1] * u2) * sizes[g, 1]
+    e2 = (grot[g, 0, 2] * u0 + grot[g, 1, 2] * u1 + grot[g, 2, 2] * u2) * sizes[g, 2]
+    return math.sqrt(e0 * e0 + e1 * e1 + e2 * e2) / length
+
+
+@njit(**_JIT)
 def _smooth(kind):
     """Strictly convex shapes: their contact with a convex shape is a single point."""
     return kind == SPHERE or kind == ELLIPSOID
@@ -517,6 +529,13 @@ def detect_contacts(model, state, work, contacts, h, reuse):
             continue
         if (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
                 kb == ELLIPSOID and ka == SPHERE):
+            # the line of centres as a separating axis first: a third of the pairs of a
+            # flowing pile whose bounding spheres meet are apart along it (measured, tube)
+            dist = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+            if dist > 0.0 and dist - margin > (_ellipsoid_reach(ka, sizes, grot, a, c0, c1, c2, dist)
+                                               + _ellipsoid_reach(kb, sizes, grot, b, c0, c1, c2,
+                                                                  dist)):
+                continue
             n = -1  # no closed form: straight to the convex routine (the piles' common case)
         elif ka == BOX and kb == ELLIPSOID:
             n = ellipsoid_on_face(sizes[b], gpos[b], grot[b], sizes[a], gpos[a], grot[a],
