@@ -145,7 +145,8 @@ def request_settings(send, **changes):
                 settings[name] = g
             continue
         lo, hi = ranges[name]
-        v, note = _clamp(value, lo, hi, name.replace("_", " "))
+        unit = " (m)" if name == "manifold_reuse" else ""
+        v, note = _clamp(value, lo, hi, name.replace("_", " ") + unit)
         if note:
             notes.append(note)
         if v is not None:
@@ -432,8 +433,12 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
     changed, v = imgui.checkbox("warm start", bool(s["warm_start"]))
     if changed:
         changes["warm_start"] = v
-    changed, v = imgui.input_float("manifold reuse mm (0 = off)", float(s["manifold_reuse"]) * 1e3,
+    changed, v = imgui.input_float("manifold reuse (mm)", float(s["manifold_reuse"]) * 1e3,
                                    0.05, 0.5, "%.3f", imgui.InputTextFlags_.enter_returns_true)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("a touching pair that moved less than this since its contact points "
+                          "were found keeps them\n(skips the narrow phase); 0 = find every "
+                          f"pair afresh each step, at most {MANIFOLD_REUSE_MAX * 1e3:g} mm")
     if changed:
         changes["manifold_reuse"] = v * 1e-3
     if changes:

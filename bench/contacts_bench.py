@@ -81,7 +81,7 @@ def per_step(path, steps):
     """Step a fresh scene one step at a time; per-step wall, detect, solve, points, pairs, depth."""
     world = load_scene(path)
     out = {k: np.zeros(steps) for k in ("wall", "cpu", "detect", "solve", "points", "pairs",
-                                        "depth")}
+                                        "depth", "reused")}
     for k in range(steps):
         c0, t0 = time.thread_time(), time.perf_counter()
         world.run(1)
@@ -92,6 +92,7 @@ def per_step(path, steps):
         out["solve"][k] = ss["seconds"]
         out["points"][k] = cs["points"]
         out["pairs"][k] = cs["pairs"]
+        out["reused"][k] = cs["reused"]
         out["depth"][k] = cs["max_depth"]
     out["bodies"] = dynamic_count(world)
     out["dt"] = world.dt
@@ -109,7 +110,8 @@ def summary(name, s, speeds=((), ())):
         "cpu_ms": 1000 * s["cpu"].mean(),
         "per_step_steps_per_s": 1.0 / wall,
         "points_mean": s["points"].mean(), "points_max": int(s["points"].max()),
-        "pairs_mean": s["pairs"].mean(), "depth_max_mm": 1000 * s["depth"].max(),
+        "pairs_mean": s["pairs"].mean(), "reused_mean": s["reused"].mean(),
+        "depth_max_mm": 1000 * s["depth"].max(),
         "wall_ms": 1000 * wall, "detect_ms": 1000 * detect, "solve_ms": 1000 * solve,
         "rest_ms": 1000 * (wall - detect - solve),
         # time per (body + contact point) over the run: total wall / total (bodies + points)
@@ -161,9 +163,11 @@ def render(res, scaling, load, mach, quick):
         f"{' (quick mode: a smoke test, not a measurement)' if quick else ''}; replaced on each "
         "of its runs (bench/run.py keeps it)."),
         "",
-        (f"- CPU: {mach['cpu']}, {mach['cpus']} logical CPUs; the solver uses one. **The machine "
-        f"has 2 cores and other work was running** (1-minute load average {load[0]:.2f} at the "
-        f"start, {load[1]:.2f} at the end), so these numbers are noisy and probably low."),
+        (f"- CPU: {mach['cpu']}, {mach['cpus']} logical CPUs; the solver uses one. 1-minute load "
+        f"average {load[0]:.2f} after the warm-up, {load[1]:.2f} at the end; this benchmark's own "
+        "process accounts for about 1 of that. **The machine is a shared VM whose speed drifts**: "
+        "the same commit has measured 10-20% apart from one half hour to the next, so compare "
+        "commits only by runs made side by side."),
         (f"- Python {mach['python']}, numpy {mach['numpy']}, numba {mach['numba']}; "
         f"{mach['date_utc']}; commit {mach['commit']}, tree {dirty}"),
         ("- steps/s: median of "
@@ -177,9 +181,9 @@ def render(res, scaling, load, mach, quick):
         "### Scenes",
         "",
         ("| scene | bodies | dt | steps | steps/s, wall (runs) | steps/s, CPU | contacts/step mean "
-        "| max | pairs/step | worst overlap | wall ms/step | detect ms | solve ms | rest ms "
+        "| max | pairs/step | kept/step | worst overlap | wall ms/step | detect ms | solve ms | rest ms "
         "| CPU ms/step |"),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for key in ("drop", "tube", "pyramid"):
         r = res[key]
@@ -188,7 +192,7 @@ def render(res, scaling, load, mach, quick):
             f"| {r['scene']} | {r['bodies']} | {r['dt']:.4g} s | {r['steps']} | "
             f"**{r['steps_per_s']:,.0f}** ({runs}) | {r['cpu_steps_per_s']:,.0f} "
             f"| {r['points_mean']:,.0f} | {r['points_max']:,} "
-            f"| {r['pairs_mean']:,.0f} | {r['depth_max_mm']:.2f} mm | {r['wall_ms']:.2f} | "
+            f"| {r['pairs_mean']:,.0f} | {r['reused_mean']:,.0f} | {r['depth_max_mm']:.2f} mm | {r['wall_ms']:.2f} | "
             f"{r['detect_ms']:.2f} | {r['solve_ms']:.2f} | {r['rest_ms']:.2f} | "
             f"{r['cpu_ms']:.2f} |")
     lines += [
@@ -198,7 +202,9 @@ def render(res, scaling, load, mach, quick):
         f"({res['tube']['steps'] * res['tube']['dt']:.1f} s; the pour is over by ~5 s; 15 "
         f"iterations); the pyramid: 20 rows, 210 boxes, {res['pyramid']['steps']} steps, 20 "
         "iterations. Contacts = contact points "
-        "(up to 4 per touching pair); pairs = candidate pairs from the broad phase. "
+        "(up to 4 per touching pair); pairs = candidate pairs from the broad phase; kept = "
+        "touching pairs that kept last step's manifold instead of a narrow phase (the "
+        "manifold_reuse setting, 0.2 mm, physics/contact.py). "
         "steps/s, CPU: steps / this thread's CPU time over the same runs (median), which leaves "
         "out the time the process waited for a core the other work held: closer to what an idle "
         "machine would show. Worst overlap: the deepest contact of any step (impacts)."),

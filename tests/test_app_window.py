@@ -109,6 +109,11 @@ def test_panel_clamps_and_refuses_values():
     assert "iterations" in note
     assert sent == [Configure(iterations=1, warm_start=False, tolerance=1e-6)]
 
+    sent.clear()
+    note = request_settings(sent.append, manifold_reuse=0.005)   # 5 mm typed: at most 2.5
+    assert "manifold reuse (m): 0.005 is out of range" in note
+    assert sent == [Configure(manifold_reuse=0.0025)]
+
 
 def test_no_display_is_one_clear_error(tmp_path):
     env = {k: v for k, v in os.environ.items()
