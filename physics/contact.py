@@ -507,8 +507,7 @@ def detect_contacts(model, state, work, contacts, h, reuse):
             while o < nold and contacts.geom[o, 0] == a and contacts.geom[o, 1] == b:
                 if total < cap:
                     _carried(state, R, ba, bb, contacts, o, total)
-                    if contacts.new_depth[total] > worst:
-                        worst = contacts.new_depth[total]
+                    worst = max(worst, contacts.new_depth[total])
                 total += 1
                 o += 1
             reused += 1

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import rotation_matrices
+
 from physics import Box, Material, Plane, World
 from physics.contact import ContactSet, _relative_motion, detect_contacts
 
