@@ -39,6 +39,9 @@ one contiguous range of sorted boxes per (i1, i2) row, at most 9 ranges. Hash co
 add candidates (each is box-tested); a geom reached through two colliding rows is counted once
 (`mark`).
 
+Scenes of up to SMALL_SCENE geoms skip the grid: every pair is tested, in the same order and
+with the same filters (cheaper than building the grid for a few dozen geoms).
+
 Why a grid and not sweep and prune: in a settled pile an interval on any one axis overlaps
 ~100 neighbours; a 1,000-ellipsoid pile (10 x 10 x 10) needed ~127,000 interval tests per sweep
 (~0.26 ms for the sweep loop alone, measured) and that grows like n^1.5 for wider piles. The
@@ -79,6 +82,10 @@ _JIT_SMALL = {"nogil": True, "cache": True, "inline": "always"}
 BIG_FACTOR = 3.0
 _P1 = 73856093
 _P2 = 19349663
+
+# up to this many geoms every pair is tested (ngeom^2 / 2 box tests cost less than building
+# the grid: 50 capsules, 1.8 against 4.2 us, measured)
+SMALL_SCENE = 64
 
 BroadphaseWork = namedtuple("BroadphaseWork", "slot order box start big planes mark cand ext")
 
@@ -260,6 +267,29 @@ def _sort_head(x, n):
 
 
 @njit(**_JIT)
+def _all_pairs(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, excluded, geom_kind,
+               geom_plane, out_pairs):
+    """The same pairs as the grid, in the same (a, b) order, by testing every pair."""
+    ngeom = geom_aabb.shape[0]
+    count = 0
+    for a in range(ngeom):
+        plane_a = geom_kind[a] == PLANE
+        for b in range(a + 1, ngeom):
+            if plane_a:
+                if geom_kind[b] == PLANE or not (body_dynamic[geom_body[b]]
+                                                 and _plane_reaches(geom_plane, a, geom_aabb, b)):
+                    continue
+            elif geom_kind[b] == PLANE:
+                if not (body_dynamic[geom_body[a]] and _plane_reaches(geom_plane, b, geom_aabb, a)):
+                    continue
+            elif not _boxes_overlap(geom_aabb, a, b):
+                continue
+            if _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
+                count = _emit(out_pairs, count, a, b)
+    return count
+
+
+@njit(**_JIT)
 def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, excluded,
                geom_kind, geom_plane, slot, order, box, start, big, planes, mark, cand,
                ext, out_pairs):
@@ -269,6 +299,9 @@ def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
     are described in the module docstring; nothing is kept between calls. The AABBs must be
     finite."""
     ngeom = geom_aabb.shape[0]
+    if ngeom <= SMALL_SCENE:
+        return _all_pairs(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, excluded,
+                          geom_kind, geom_plane, out_pairs)
 
     # --- cell size from the median box size; big geoms and planes set apart
     nsolid = 0

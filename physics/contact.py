@@ -257,7 +257,7 @@ def geom_poses(model, state, work, contacts, h):
                 contacts.geom_rot[g, i, j] = (R[b, i, 0] * lr[g, 0, j] + R[b, i, 1] * lr[g, 1, j]
                                               + R[b, i, 2] * lr[g, 2, j])
         kind = model.geom_kind[g]
-        box = contacts.geom_aabb[g]
+        box = contacts.geom_aabb   # (indexed in place: a view per geom costs a reference count)
         if kind == PLANE:
             n0, n1, n2 = (contacts.geom_rot[g, 0, 2], contacts.geom_rot[g, 1, 2],
                           contacts.geom_rot[g, 2, 2])
@@ -268,49 +268,50 @@ def geom_poses(model, state, work, contacts, h):
                                          + n1 * contacts.geom_pos[g, 1]
                                          + n2 * contacts.geom_pos[g, 2])
             for i in range(3):
-                box[i] = -1e30
-                box[3 + i] = 1e30
+                box[g, i] = -1e30
+                box[g, 3 + i] = 1e30
             contacts.geom_radius[g] = math.inf
             continue
-        sz = model.geom_size[g]
+        sz = model.geom_size
         rot, pos = contacts.geom_rot, contacts.geom_pos
         if kind == HULL:
-            aabb(kind, sz, pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
-                 model.geom_hull[g, 1], box)
+            aabb(kind, sz[g], pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
+                 model.geom_hull[g, 1], box[g])
         else:  # support.aabb's closed forms, here without the call (every geom, every step)
             for i in range(3):
                 r0, r1, r2 = rot[g, i, 0], rot[g, i, 1], rot[g, i, 2]
                 if kind == BOX:
-                    e = abs(r0) * sz[0] + abs(r1) * sz[1] + abs(r2) * sz[2]
+                    e = abs(r0) * sz[g, 0] + abs(r1) * sz[g, 1] + abs(r2) * sz[g, 2]
                 elif kind == ELLIPSOID:
-                    e = math.sqrt((r0 * sz[0]) ** 2 + (r1 * sz[1]) ** 2 + (r2 * sz[2]) ** 2)
+                    e = math.sqrt((r0 * sz[g, 0]) ** 2 + (r1 * sz[g, 1]) ** 2
+                                  + (r2 * sz[g, 2]) ** 2)
                 elif kind == CAPSULE:
-                    e = abs(r2) * sz[1] + sz[0]
+                    e = abs(r2) * sz[g, 1] + sz[g, 0]
                 elif kind == CYLINDER:
-                    e = abs(r2) * sz[1] + sz[0] * math.sqrt(r0 * r0 + r1 * r1)
+                    e = abs(r2) * sz[g, 1] + sz[g, 0] * math.sqrt(r0 * r0 + r1 * r1)
                 else:  # SPHERE
-                    e = sz[0]
-                box[i] = pos[g, i] - e
-                box[3 + i] = pos[g, i] + e
+                    e = sz[g, 0]
+                box[g, i] = pos[g, i] - e
+                box[g, 3 + i] = pos[g, i] + e
         if kind == SPHERE:
-            radius = sz[0]
+            radius = sz[g, 0]
         elif kind == ELLIPSOID:
-            radius = max(sz[0], max(sz[1], sz[2]))
+            radius = max(sz[g, 0], max(sz[g, 1], sz[g, 2]))
         elif kind == CAPSULE:
-            radius = sz[0] + sz[1]
+            radius = sz[g, 0] + sz[g, 1]
         elif kind == CYLINDER:
-            radius = math.sqrt(sz[0] * sz[0] + sz[1] * sz[1])
+            radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1])
         elif kind == BOX:
-            radius = math.sqrt(sz[0] * sz[0] + sz[1] * sz[1] + sz[2] * sz[2])
+            radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1] + sz[g, 2] * sz[g, 2])
         else:  # hull: half the diagonal of its world box
-            e0, e1, e2 = box[3] - box[0], box[4] - box[1], box[5] - box[2]
+            e0, e1, e2 = box[g, 3] - box[g, 0], box[g, 4] - box[g, 1], box[g, 5] - box[g, 2]
             radius = 0.5 * math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         contacts.geom_radius[g] = radius
-        v = state.body_vel[b]
-        grow = CONTACT_MARGIN + h * math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+        v0, v1, v2 = state.body_vel[b, 0], state.body_vel[b, 1], state.body_vel[b, 2]
+        grow = CONTACT_MARGIN + h * math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
         for i in range(3):
-            box[i] -= grow
-            box[3 + i] += grow
+            box[g, i] -= grow
+            box[g, 3 + i] += grow
 
 
 @njit(**_JIT)
