@@ -175,7 +175,7 @@ ContactSet = namedtuple("ContactSet", [
     "geom_rot",       # (ngeom, 3, 3)
     "geom_aabb",      # (ngeom, 6)
     "geom_plane",     # (ngeom, 4)
-    "geom_radius",    # (ngeom,) bounding sphere about the geom's centre (inf for planes)
+    "geom_radius",    # (ngeom,) bounding sphere about the geom's origin (inf for planes)
     "bp_slot", "bp_order", "bp_box", "bp_start", "bp_big", "bp_planes", "bp_mark", "bp_cand",
     "bp_ext",
     "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
@@ -303,9 +303,14 @@ def geom_poses(model, state, work, contacts, h):
             radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1])
         elif kind == BOX:
             radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1] + sz[g, 2] * sz[g, 2])
-        else:  # hull: half the diagonal of its world box
+        else:  # hull: half the diagonal of its world box, plus how far the box's centre is
+            # from the geom's origin (the points' own origin: it may lie anywhere)
             e0, e1, e2 = box[g, 3] - box[g, 0], box[g, 4] - box[g, 1], box[g, 5] - box[g, 2]
-            radius = 0.5 * math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+            o0 = 0.5 * (box[g, 0] + box[g, 3]) - pos[g, 0]
+            o1 = 0.5 * (box[g, 1] + box[g, 4]) - pos[g, 1]
+            o2 = 0.5 * (box[g, 2] + box[g, 5]) - pos[g, 2]
+            radius = (0.5 * math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+                      + math.sqrt(o0 * o0 + o1 * o1 + o2 * o2))
         contacts.geom_radius[g] = radius
         v0, v1, v2 = state.body_vel[b, 0], state.body_vel[b, 1], state.body_vel[b, 2]
         grow = CONTACT_MARGIN + h * math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)

@@ -399,3 +399,29 @@ def test_screenshot_of_the_shapes_scene(tmp_path):
     for name in ("table", "dumbbell", "rock", "gem"):
         gap = np.abs((hsv[:, 0] - hues[name] + 0.5) % 1.0 - 0.5)
         assert np.sum(lit & (gap < 0.01)) > 20, f"{name} is not in the picture"
+
+
+# A hull's points may sit anywhere in their own frame, far from its origin: the bounding
+# sphere the narrow phase starts from must still hold them (it was once centred on the
+# origin with the radius of the box around the points, and such hulls fell through boxes).
+def test_hull_written_far_from_its_origin_rests_on_a_box():
+    w = World(dt=1.0 / 240.0, iterations=30)
+    w.add_body("table", Box((0.5, 0.5, 0.1)), kind="static")
+    cube = Hull(corners(0.1, 0.1, 0.1) + (2.0, 0.0, 0.0))   # the points 2 m off their origin
+    i = w.add_body("cube", cube, mass=1.0, pos=(-2.0, 0.0, 0.25))   # its centre over the table
+    w.run(240)
+    # rests on the table top (z = 0.1) with its centre a half edge above it (less the slop)
+    assert w.body_pos[i][2] == pytest.approx(0.2, abs=1e-3)
+
+
+def test_ball_dropped_on_a_spike_hulls_apex_rests_on_it():
+    # square pyramid 1 m tall on a 0.2 m base: its centre of mass is 0.25 m up, the apex
+    # 0.75 m above that, farther than half the diagonal of its bounding box (0.52 m)
+    spike = Hull([[-0.1, -0.1, 0.0], [0.1, -0.1, 0.0], [0.1, 0.1, 0.0], [-0.1, 0.1, 0.0],
+                  [0.0, 0.0, 1.0]])
+    w = World(dt=1.0 / 240.0, iterations=30)
+    w.add_body("spike", spike, kind="static")
+    r = 0.05
+    i = w.add_body("ball", Sphere(r), mass=1.0, pos=(0.0, 0.0, 1.0 + r + 0.02))
+    w.run(120)
+    assert w.body_pos[i][2] == pytest.approx(1.0 + r, abs=1e-3)
