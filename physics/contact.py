@@ -167,7 +167,6 @@ ContactSet = namedtuple("ContactSet", [
     "man_first",      # (cap + 1,) int64 first point of each manifold (and the end)
     "man_rows",       # (cap, PACK_M) the packed anchors (see M_DIR ...)
     "approach",       # (cap, 2) Cdot_n at detection, and after this step's forces
-    "target",         # (cap,) normal target velocity
     "state",          # (cap,) int64 0 normal, BOUNCED: bounced from apart this step
     "bounce",         # (cap,) separation the bounce leaves at the end of the step (m)
     # detection scratch
@@ -202,7 +201,7 @@ def make_contacts(ngeom, cap=64, pcap=64):
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
         man_rows=np.zeros((cap, PACK_M)),
         approach=np.zeros((cap, 2)),
-        target=np.zeros(cap), state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
+        state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),
         new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
@@ -540,9 +539,9 @@ def detect_contacts(model, state, work, contacts, h, reuse):
             # the line of centres as a separating axis first: a third of the pairs of a
             # flowing pile whose bounding spheres meet are apart along it (measured, tube)
             dist = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
-            if dist > 0.0 and dist - margin > (_ellipsoid_reach(ka, sizes, grot, a, c0, c1, c2, dist)
-                                               + _ellipsoid_reach(kb, sizes, grot, b, c0, c1, c2,
-                                                                  dist)):
+            if dist > 0.0 and dist - margin > (
+                    _ellipsoid_reach(ka, sizes, grot, a, c0, c1, c2, dist)
+                    + _ellipsoid_reach(kb, sizes, grot, b, c0, c1, c2, dist)):
                 continue
             n = -1  # no closed form: straight to the convex routine (the piles' common case)
         elif ka == BOX and kb == ELLIPSOID:
@@ -795,8 +794,7 @@ def _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h):
     rec[N_IMB] = ima[b]
     contacts.approach[c, 0] = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
     contacts.state[c] = 0
-    contacts.target[c] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
-    rec[N_TARGET] = contacts.target[c]
+    rec[N_TARGET] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
 
 
 @njit(**_JIT)

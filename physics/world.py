@@ -201,8 +201,9 @@ class World:
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step. Raises ValueError
-        naming the setting if a value is out of range; nothing changes then."""
+        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step.
+        Raises ValueError naming the setting if a value is out of range; nothing changes
+        then."""
         cfg = dict(self._config)
         for key, value in changes.items():
             if key == "gravity":
