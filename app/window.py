@@ -77,6 +77,27 @@ def _finish_without_gil(ctx):
     gl.glFinish()
 
 
+def _present(ctx, target):
+    """Copy the frame from the offscreen target to the window's back buffer.
+
+    Through pyglet's GL, not moderngl: moderngl's `ctx.screen` sets the default framebuffer's
+    draw buffer to GL_COLOR_ATTACHMENT0, which a window's framebuffer does not have, so its
+    copy was GL_INVALID_OPERATION and the window stayed black (under X; the EGL tests read
+    the target, never the window).  The target is resolved first: a multisampled blit needs
+    the same format on both sides, and the window's is not RGBA8."""
+    from pyglet import gl
+
+    src = target.resolve()
+    w, h = target.size
+    _ = ctx.error  # (pyglet checks glGetError after its calls)
+    gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, src.glo)
+    gl.glReadBuffer(gl.GL_COLOR_ATTACHMENT0)
+    gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, 0)
+    gl.glDrawBuffer(gl.GL_BACK)
+    gl.glBlitFramebuffer(0, 0, w, h, 0, 0, w, h, gl.GL_COLOR_BUFFER_BIT, gl.GL_NEAREST)
+    src.use()   # moderngl binds what it believes is bound (a later read would fail on 0)
+
+
 class NoDisplayError(Exception):
     """No display to open a window on."""
 
@@ -113,6 +134,8 @@ class App:
                  screenshot_dir="."):
         self.thread = PhysicsThread(scene, paused=paused)  # a bad scene fails before a window
         self.window = _open_window(width, height, f"Sharnir - {self.thread.snapshot.scene}")
+        import pyglet
+        self.headless = bool(pyglet.options["headless"])   # (an EGL pbuffer: nothing to show)
         self.ctx = moderngl.create_context(require=GL_VERSION[0] * 100 + GL_VERSION[1] * 10)
         self.renderer = Renderer(self.ctx)
         self.camera = OrbitCamera()
@@ -174,8 +197,8 @@ class App:
         if self.gui is not None:
             self._draw_gui(snap, fb_size)
         _finish_without_gil(self.ctx)
-        self.ctx.copy_framebuffer(self.ctx.screen, target.fbo)
-        self.ctx.screen.use()
+        if not self.headless:
+            _present(self.ctx, target)
 
     def _scene_changed(self, snap):
         """A new world: a reset keeps the view; another scene is framed and titled."""

@@ -75,11 +75,18 @@ class OffscreenTarget:
     def use(self):
         self.fbo.use()
 
-    def read_rgb(self):
-        """The picture as RGB bytes, rows bottom-up (OpenGL order)."""
+    def resolve(self):
+        """The picture in a plain (single-sample RGBA8) framebuffer: the multisampled one
+        resolved into `resolved`.  Copy to the window from this one: a multisampled blit
+        into a framebuffer of another format (an X window's RGB8) is GL_INVALID_OPERATION
+        and leaves the window black."""
         if self.fbo is not self.resolved:
             self.ctx.copy_framebuffer(self.resolved, self.fbo)
-        return self.resolved.read(components=3, alignment=1)
+        return self.resolved
+
+    def read_rgb(self):
+        """The picture as RGB bytes, rows bottom-up (OpenGL order)."""
+        return self.resolve().read(components=3, alignment=1)
 
     def release(self):
         if self.fbo is not self.resolved:

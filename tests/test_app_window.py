@@ -4,6 +4,7 @@ The app runs in a subprocess with PYGLET_HEADLESS=1 (an EGL pbuffer window), so 
 ImGui context touches the test process.  The child prints one JSON line of results.
 The panel's value checks (`app.panel.request_*`) are tested in-process: they draw nothing.
 """
+import json
 import os
 import subprocess
 import sys
@@ -152,3 +153,49 @@ def test_window_on_a_real_x_display_closes_cleanly(tmp_path):
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
+
+
+X_PICTURE_CHILD = textwrap.dedent("""
+    import ctypes, json, sys, time
+    import numpy as np
+    from pyglet import gl
+    from app.window import App
+
+    app = App(sys.argv[1], width=480, height=320)
+    start = time.time()
+    while not app.snapshot.ready and time.time() - start < 900:
+        app.run_frames(1)
+    app.run_frames(3)
+    app.window.switch_to()
+    app.window.dispatch_events()
+    app.draw_frame()                      # the frame in the back buffer, before the flip
+    w, h = app.window.get_framebuffer_size()
+    target = np.frombuffer(app.target.read_rgb(), np.uint8).reshape(h, w, 3)
+    error = int(gl.glGetError())          # of drawing, presenting and the screenshot read
+    pixels = (ctypes.c_ubyte * (w * h * 4))()
+    gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, 0)
+    gl.glReadBuffer(gl.GL_BACK)
+    gl.glReadPixels(0, 0, w, h, gl.GL_RGBA, gl.GL_UNSIGNED_BYTE, pixels)
+    window = np.frombuffer(pixels, np.uint8).reshape(h, w, 4)[:, :, :3]
+    print(json.dumps({"window_mean": float(window.mean()),
+                      "differs": int(np.abs(window.astype(int) - target).max()),
+                      "error": error, "read_error": int(gl.glGetError())}))
+    app.close()
+""")
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run (CI installs xvfb)")
+def test_window_on_a_real_x_display_shows_the_frame(tmp_path):
+    """Regression: under X the window stayed black. The frame was copied to the window
+    through moderngl's `screen`, whose draw buffer a window's framebuffer does not have
+    (GL_INVALID_OPERATION); the EGL tests read the offscreen target, never the window."""
+    env = {k: v for k, v in os.environ.items() if k != "PYGLET_HEADLESS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", sys.executable,
+                             "-c", X_PICTURE_CHILD, str(REPO / "scenes" / "door.toml")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["error"] == 0 and out["read_error"] == 0
+    assert out["window_mean"] > 20.0          # not black: panel, grid, door
+    assert out["differs"] == 0                # the window shows exactly the screenshot
