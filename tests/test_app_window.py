@@ -6,16 +6,16 @@ The panel's value checks (`app.panel.request_*`) are tested in-process: they dra
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_headless_child
 
 from app.commands import Configure, SetFriction, SetSpeed
-from conftest import run_headless_child
 from app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
 
 REPO = Path(__file__).resolve().parents[1]
