@@ -7,11 +7,11 @@ expected failure -- a bad scene, bad option values, a simulation that blows up,
 an output that cannot be written -- is one ``sharnir: error:`` message on stderr
 and exit status 2, never a traceback.
 
-``sharnir SCENE.toml --screenshot OUT.png [--frames N]`` renders the scene after N
+``sharnir SCENE --screenshot OUT.png [--frames N]`` renders the scene after N
 frames headless (EGL, no display needed) into a PNG and exits.
 
-Without a command, ``sharnir`` (or ``sharnir SCENE.toml``) opens the desktop app
-(`app.window`) on scenes/door.toml (or SCENE.toml); without a display that is one error
+Without a command, ``sharnir`` (or ``sharnir SCENE``) opens the desktop app
+(`app.window`) on scenes/door.toml (or SCENE); without a display that is one error
 pointing to ``sharnir run`` and ``--screenshot``.
 """
 
@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scenes import SCENE_DIR, SceneError, build_world, read_scene
+from sharnir.scenes import (SCENE_DIR, SceneError, build_world, read_scene, resolve_scene,
+                            shipped_scenes)
 
 DEFAULT_SCENE = SCENE_DIR / "door.toml"
 ERROR_STATUS = 2
@@ -66,6 +67,9 @@ examples:
 """
 
 
+COMMANDS = ("run",)
+
+
 class CliError(Exception):
     """A failure to report as one ``sharnir: error:`` message with exit status 2."""
 
@@ -73,14 +77,18 @@ class CliError(Exception):
 def main(argv=None):
     """Entry point of the ``sharnir`` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    # A scene file in the command's place is the app invocation (sharnir SCENE.toml ...).
-    if argv and argv[0].endswith(".toml"):
+    # A scene (a file or a shipped scene's name) in the command's place is the app invocation
+    # (sharnir SCENE ...).
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         args = _app_parser().parse_args(argv)
     else:
         args = _parser().parse_args(argv)
     try:
+        if args.list:
+            return _list()
         if args.command is None:
             return _default()
+        args.scene = resolve_scene(args.scene)
         return args.handler(args)
     except (CliError, SceneError) as exc:
         _error(str(exc))
@@ -94,11 +102,14 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
         description="Sharnir: articulated rigid bodies with Coulomb joint friction.",
-        epilog=CONVENTIONS + "\nWithout a command, sharnir opens scenes/door.toml in the app window."
-               "\n'sharnir SCENE.toml --screenshot OUT.png [--frames N]' renders a PNG headless.",
+        epilog=CONVENTIONS + "\nWithout a command, sharnir opens the door scene in the app window; SCENE is a file\n"
+               "or a shipped scene's name (sharnir --list)."
+               "\n'sharnir SCENE --screenshot OUT.png [--frames N]' renders a PNG headless.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sharnir {_version()}")
+    parser.add_argument("--list", action="store_true",
+                        help="list the shipped scenes, which can be named without a path")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "run",
@@ -107,8 +118,9 @@ def _parser():
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.set_defaults(handler=_run)
-    run.add_argument("scene", metavar="SCENE", help="scene file (TOML, see scenes/schema.py)")
+    run.set_defaults(handler=_run, list=False)
+    run.add_argument("scene", metavar="SCENE",
+                     help="scene file (TOML) or a shipped scene's name (sharnir --list)")
     run.add_argument("--duration", type=_positive_seconds, metavar="S",
                      help="simulated seconds (default: the scene's duration, else 5)")
     run.add_argument("--dt", type=float, metavar="S", help="time step in s (default: the scene's)")
@@ -129,14 +141,15 @@ def _parser():
 def _app_parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
-        usage="sharnir SCENE.toml [--screenshot OUT.png [--frames N] [--size WxH]]",
+        usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]]",
         description="Open a scene in the app, or with --screenshot render it headless to a PNG.",
         epilog=CONVENTIONS + "\nexample:\n  sharnir scenes/door.toml --screenshot door.png "
                              "--frames 30",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(command="app", handler=_app)
-    parser.add_argument("scene", metavar="SCENE.toml", help="scene file (TOML, see scenes/schema.py)")
+    parser.set_defaults(command="app", handler=_app, list=False)
+    parser.add_argument("scene", metavar="SCENE",
+                        help="scene file (TOML) or a shipped scene's name (sharnir --list)")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="render headless (no display needed) to this PNG and exit")
     parser.add_argument("--frames", type=_frame_count, metavar="N",
@@ -184,6 +197,15 @@ def _positive_seconds(text):
     return value
 
 
+def _list():
+    """The shipped scenes, one line each: name and description."""
+    scenes = shipped_scenes()
+    width = max(map(len, scenes), default=0)
+    for name, description in scenes.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
 def _default():
     """No command: the desktop app on the default scene."""
     return _open_window(DEFAULT_SCENE)
@@ -191,7 +213,7 @@ def _default():
 
 def _open_window(scene):
     read_scene(scene)  # a bad scene file is reported before anything loads
-    from app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
+    from sharnir.app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
 
     try:
         return run_app(scene)
@@ -204,7 +226,7 @@ def _error(message):
         print(f"sharnir: error: {line}", file=sys.stderr)
 
 
-# --- sharnir SCENE.toml -----------------------------------------------------------------
+# --- sharnir SCENE -----------------------------------------------------------------
 
 
 def _app(args):
@@ -212,8 +234,8 @@ def _app(args):
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
         return _open_window(args.scene)
-    from physics import SimulationError  # importing physics loads numba: not for --help
-    from render import RenderError, render_scene_png
+    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
+    from sharnir.render import RenderError, render_scene_png
 
     width, height = args.size
     try:
@@ -229,7 +251,7 @@ def _app(args):
 
 
 def _run(args):
-    from physics import SimulationError  # importing physics loads numba: not for --help
+    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
 
     spec = read_scene(args.scene, args.sets)
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from physics.shape import (
+from sharnir.physics.shape import (
     BOX,
     CAPSULE,
     CYLINDER,
@@ -31,8 +31,8 @@ from physics.shape import (
     Compound,
     Hull,
 )
-from physics.shape import geoms as shape_geoms
-from render.instances import point_instances, rotation_matrices
+from sharnir.physics.shape import geoms as shape_geoms
+from sharnir.render.instances import point_instances, rotation_matrices
 
 STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
 DAMPING_RATIO = 1.0                     # critical damping

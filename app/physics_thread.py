@@ -19,11 +19,23 @@ from pathlib import Path
 
 import numpy as np
 
-from physics import SimulationError, World
-from scenes import load_scene
+from sharnir.physics import SimulationError, World
+from sharnir.scenes import load_scene
 
-from .commands import (Command, Configure, Load, MoveBody, Pause, Quit, Reset, Resume,
-                       SetBodyForce, SetFriction, SetSpeed, Step)
+from .commands import (
+    Command,
+    Configure,
+    Load,
+    MoveBody,
+    Pause,
+    Quit,
+    Reset,
+    Resume,
+    SetBodyForce,
+    SetFriction,
+    SetSpeed,
+    Step,
+)
 from .snapshot import Snapshot, Telemetry
 
 SPEED_MIN, SPEED_MAX = 1.0 / 32.0, 4.0

@@ -17,10 +17,10 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from render.camera import OrbitCamera
-from render.context import GL_VERSION, OffscreenTarget, gl_config
-from render.renderer import Renderer
-from render.screenshot import _write_png
+from sharnir.render.camera import OrbitCamera
+from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
+from sharnir.render.renderer import Renderer
+from sharnir.render.screenshot import _write_png
 
 from .commands import MoveBody, Reset, SetBodyForce, Step
 from .drag import Drag, SpringDrawing, cursor_ray, pick

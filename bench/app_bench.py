@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
 from run import machine  # the machine note shared with bench/run.py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def _rate(start, end, dt):
 
 
 def child_frames(scene, panel):
-    from app.window import App
+    from sharnir.app.window import App
 
     app = App(scene, width=WIDTH, height=HEIGHT, panel=panel)
     try:
@@ -154,7 +155,7 @@ def child_frames(scene, panel):
 
 
 def child_thread(scene):
-    from app.physics_thread import PhysicsThread
+    from sharnir.app.physics_thread import PhysicsThread
 
     thread = PhysicsThread(scene, speed=SPEED)
     thread.start()
@@ -172,8 +173,8 @@ def child_thread(scene):
 
 
 def child_app(scene):
-    from app.commands import SetSpeed
-    from app.window import App
+    from sharnir.app.commands import SetSpeed
+    from sharnir.app.window import App
 
     app = App(scene, width=WIDTH, height=HEIGHT)
     try:
@@ -202,7 +203,7 @@ def child_app(scene):
 def child_raw(scene, render):
     """Unpaced stepping in a plain thread (World.run releases the GIL), optionally while the
     App draws frames back to back (its own physics thread paused)."""
-    from scenes import load_scene
+    from sharnir.scenes import load_scene
 
     world = load_scene(scene)
     world.step(0)  # compile / load the kernels
@@ -217,7 +218,7 @@ def child_raw(scene, render):
 
     app = None
     if render:
-        from app.window import App
+        from sharnir.app.window import App
 
         app = App(scene, width=WIDTH, height=HEIGHT, paused=True)
         app.run_frames(WARMUP_FRAMES)

@@ -33,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scenes import build, load_scene
+from sharnir.scenes import build, load_scene
 
 RESULTS_MD = ROOT / "bench" / "results.md"
 SECTION = "## Contacts"

@@ -17,13 +17,13 @@ import platform
 import statistics
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numba
 import numpy as np
 
-from scenes import load_scene
+from sharnir.scenes import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_MD = ROOT / "bench" / "results.md"
@@ -51,7 +51,7 @@ Measured by others on this machine class (from the issue), the same 50-link chai
 
 def run_cli(scene, duration):
     """One ``sharnir run`` in a fresh process; returns its JSON summary."""
-    cmd = [sys.executable, "-m", "app.cli", "run", scene, "--duration", str(duration), "--json"]
+    cmd = [sys.executable, "-m", "sharnir.app.cli", "run", scene, "--duration", str(duration), "--json"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd[2:])} failed (status {proc.returncode}):\n{proc.stderr}")
@@ -129,7 +129,7 @@ def machine():
         "python": platform.python_version(),
         "numpy": np.__version__,
         "numba": numba.__version__,
-        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git("rev-parse", "--short", "HEAD").strip(),
         "dirty": [line[3:] for line in changed],
     }

@@ -3,7 +3,11 @@ friction, solved by warm-started sequential impulses (papers 000/003 and 002).
 
 Imports numpy and numba only. `World` is the entry point.
 """
-from .shape import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere, SHAPES
+from . import cache
+
+cache.register()  # before any kernel module is imported
+
+from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
 from .world import Material, Recording, SimulationError, World
 
 __all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",

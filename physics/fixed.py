@@ -7,7 +7,7 @@ No limits, no friction; its coordinate is reported as 0.
 """
 from numba import njit
 
-from .constraint import SLOT_EQ1, SLOT_EQ0
+from .constraint import SLOT_EQ0, SLOT_EQ1
 from .lock import orientation_lock, point_lock
 
 _JIT = dict(nogil=True, cache=True)

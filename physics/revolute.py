@@ -15,7 +15,7 @@ import math
 
 from numba import njit
 
-from .constraint import SLOT_EQ1, SLOT_EQ0, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, set_row
+from .constraint import SLOT_EQ0, SLOT_EQ1, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, set_row
 from .lock import point_lock
 from .math3 import cross, dot, neg, quat_conj_mul, quat_rotate, wrap_angle
 

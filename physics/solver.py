@@ -30,18 +30,53 @@ import math
 from numba import njit
 
 from .clock import monotonic_seconds
-from .contact import (detect_contacts, forced_approach, prepare_contacts, restitution,
-                      solve_contact_positions, solve_contacts, spread_sliding,
-                      warm_start_contacts)
-from .constraint import (KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS, SLOT_FRICTION,
-                         SLOT_LOWER, SLOT_UPPER, apply_impulse, effective_mass_inverse,
-                         impulse_map, pack_block, solve_general_block, solve_packed_angular,
-                         solve_packed_point, solve_position_block)
-from .joint import (BLOCK_KIND, BLOCK_ROWS, BLOCK_TRANSLATES, FIXED, HAS_ROTATION_BLOCKS,
-                    PRISMATIC, joint_rows, joint_state)
-from .math3 import (half_turn, mat_vec, quat_mul, quat_normalized, quat_rotate, quat_rotated,
-                    quat_to_mat,
-                    rotation_vector)
+from .constraint import (
+    KIND_ANGULAR,
+    KIND_GENERAL,
+    KIND_POINT,
+    MAX_BLOCKS,
+    SLOT_FRICTION,
+    SLOT_LOWER,
+    SLOT_UPPER,
+    apply_impulse,
+    effective_mass_inverse,
+    impulse_map,
+    pack_block,
+    solve_general_block,
+    solve_packed_angular,
+    solve_packed_point,
+    solve_position_block,
+)
+from .contact import (
+    detect_contacts,
+    forced_approach,
+    prepare_contacts,
+    restitution,
+    solve_contact_positions,
+    solve_contacts,
+    spread_sliding,
+    warm_start_contacts,
+)
+from .joint import (
+    BLOCK_KIND,
+    BLOCK_ROWS,
+    BLOCK_TRANSLATES,
+    FIXED,
+    HAS_ROTATION_BLOCKS,
+    PRISMATIC,
+    joint_rows,
+    joint_state,
+)
+from .math3 import (
+    half_turn,
+    mat_vec,
+    quat_mul,
+    quat_normalized,
+    quat_rotate,
+    quat_rotated,
+    quat_to_mat,
+    rotation_vector,
+)
 from .model import DYNAMIC, STATIC
 from .tree import tree_pass
 
@@ -357,21 +392,22 @@ def solve_velocities(model, state, work, contacts, settings):
                     work.joint_clamped[j, s] = clamped
             if dp2 > worst:
                 worst = dp2
-        npoint = contacts.count[0]
-        if npoint > 0:
-            dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
-                                 contacts.rows, contacts.man_rows, contacts.impulse,
-                                 contacts.sliding, vel, angvel, it % 2 == 1)
-            if dp2 > worst:
-                worst = dp2
+        if contacts is not None:
+            if contacts.count[0] > 0:
+                dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
+                                     contacts.rows, contacts.man_rows, contacts.impulse,
+                                     contacts.sliding, vel, angvel, it % 2 == 1)
+                if dp2 > worst:
+                    worst = dp2
         done = it + 1
         if worst <= tol2:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             break
-    if contacts.count[0] > 0:
-        spread_sliding(contacts)
-        restitution(model, state, work, contacts, settings.dt)
+    if contacts is not None:
+        if contacts.count[0] > 0:
+            spread_sliding(contacts)
+            restitution(model, state, work, contacts, settings.dt)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
         if blocks[k, 3] != KIND_GENERAL:
@@ -445,9 +481,10 @@ def solve_positions(model, state, work, contacts, settings):
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
                 swept = True
-        if contacts.count[0] > 0:
-            if solve_contact_positions(model, state, work, contacts) > 0.0:
-                swept = True
+        if contacts is not None:
+            if contacts.count[0] > 0:
+                if solve_contact_positions(model, state, work, contacts) > 0.0:
+                    swept = True
         if not swept:
             break   # nothing was out of place: the next sweeps would change nothing
     if settings.position_iterations > 0:
@@ -506,19 +543,25 @@ def step(model, state, work, contacts, settings):
     non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
     and call again)."""
     free_motion(model, state, work, settings)
-    if not detect_contacts(model, state, work, contacts, settings.dt, settings.manifold_reuse):
-        return OVERFLOW
+    touching = False
+    if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
+        if not detect_contacts(model, state, work, contacts, settings.dt,
+                               settings.manifold_reuse):
+            return OVERFLOW
+        touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)
-    touching = contacts.count[0] > 0   # (the contact stages take ~80 arrays: skip them idle)
-    if touching:
-        prepare_contacts(model, state, work, contacts, settings.dt)
+    if contacts is not None:
+        if touching:
+            prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
-    if touching:
-        forced_approach(model, state, work, contacts)
+    if contacts is not None:
+        if touching:
+            forced_approach(model, state, work, contacts)
     warm_start(model, state, work, settings)
-    if touching:
-        warm_start_contacts(model, state, work, contacts, settings.warm_start)
+    if contacts is not None:
+        if touching:
+            warm_start_contacts(model, state, work, contacts, settings.warm_start)
     solve_velocities(model, state, work, contacts, settings)
     integrate_positions(model, state, work, settings)
     solve_positions(model, state, work, contacts, settings)

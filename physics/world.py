@@ -18,17 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cache
-
-cache.configure()
-
-# the kernel modules import after the cache folder is set
-from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
-from .model import (BODY_KINDS, DYNAMIC, KINEMATIC as KIND_KINEMATIC, STATIC, Model,  # noqa: E402
-                    make_settings, make_state, make_work)
 from .contact import MANIFOLD_REUSE, MANIFOLD_REUSE_MAX, grown, make_contacts  # noqa: E402
-from .shape import (HULL, PLANE, Compound, Hull, body_frame, geoms as shape_geoms,  # noqa: E402
-                    matrix_quat, quat_matrix as quat_to_matrix)
+from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
+from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
+from .model import KINEMATIC as KIND_KINEMATIC
+from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
+from .shape import geoms as shape_geoms
+from .shape import quat_matrix as quat_to_matrix
 from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
@@ -463,7 +459,10 @@ class World:
             s.joint_coord[:njo] = old.joint_coord
         self._state = s
         self._work = make_work(nb, nj, groups, islands)
-        self._contacts = make_contacts(self._model.geom_kind.shape[0])
+        # a world where nothing can touch steps a kernel compiled without the contact stages
+        # (solver.step prunes them when contacts is None): half the compile, none of the cost
+        m = self._model
+        self._contacts = (make_contacts(m.geom_kind.shape[0]) if _may_touch(m) else None)
         self._carry = None
 
     def _geoms(self, kind):
@@ -552,6 +551,7 @@ class World:
                                   *rest)
             done += k
             if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
+                assert self._contacts is not None
                 self._contacts = grown(self._contacts, model.geom_kind.shape[0])
         if status == NONFINITE or state.solver_stats[3] > 0:
             i = int(state.solver_stats[3]) - 1
@@ -739,6 +739,8 @@ class World:
         here each point gets the share of it that its normal impulse has of the pair's."""
         self._ready()
         c = self._contacts
+        if c is None:   # nothing in this world can touch
+            c = make_contacts(0)
         k = int(c.count[0])
         n, t = c.normal[:k], c.tangent[:k]
         p = c.impulse[:k].copy()
@@ -764,7 +766,7 @@ class World:
         phase alone (part of detect_s), touching pairs that kept their manifold (see the
         manifold_reuse setting)."""
         self._ready()
-        s = self._contacts.stats
+        s = self._contacts.stats if self._contacts is not None else np.zeros(6)
         return dict(pairs=int(s[0]), points=int(s[1]), detect_s=float(s[2]),
                     max_depth=float(s[3]), broad_s=float(s[4]), reused=int(s[5]))
 
@@ -774,6 +776,26 @@ class World:
         _, state, _ = self._ready()
         it, res, sec, _ = state.solver_stats
         return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
+
+
+def _may_touch(model):
+    """Whether any two geoms may ever touch: of different bodies, one of them dynamic, their
+    collision bits matching and the pair not joined (broadphase._may_collide's filters)."""
+    ng = model.geom_kind.shape[0]
+    if ng < 2:
+        return False
+    if ng > 2048:
+        return True
+    body = model.geom_body
+    dyn = model.body_dynamic[body]
+    nb = model.body_dynamic.shape[0]
+    a, b = np.triu_indices(ng, 1)
+    ok = (body[a] != body[b]) & (dyn[a] | dyn[b])
+    ok &= ((model.geom_group[a] & model.geom_mask[b]) != 0)
+    ok &= ((model.geom_group[b] & model.geom_mask[a]) != 0)
+    lo, hi = np.minimum(body[a], body[b]), np.maximum(body[a], body[b])
+    ok &= ~np.isin(lo * nb + hi, model.pair_excluded)
+    return bool(ok.any())
 
 
 def _index(items, ref, kind, where):

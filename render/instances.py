@@ -13,7 +13,7 @@ import colorsys
 
 import numpy as np
 
-from physics.shape import (
+from sharnir.physics.shape import (
     BOX,
     CAPSULE,
     CYLINDER,
@@ -24,7 +24,7 @@ from physics.shape import (
     Compound,
     Hull,
 )
-from physics.shape import geoms as shape_geoms
+from sharnir.physics.shape import geoms as shape_geoms
 
 # The meshes the renderer owns; every shape kind is drawn with one or more of them.
 MESHES = ("box", "sphere", "cylinder")

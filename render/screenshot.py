@@ -5,7 +5,7 @@ import os
 import secrets
 from pathlib import Path
 
-from scenes import load_scene
+from sharnir.scenes import load_scene
 
 from .camera import OrbitCamera
 from .context import OffscreenTarget, RenderError, headless_context

@@ -6,7 +6,16 @@ a physics ``World`` and `load_scene` does both.  Every problem is reported as a
 documented in `scenes.schema`; shipped scenes live in `SCENE_DIR`.
 """
 
-from .loader import SCENE_DIR, SceneError, apply_overrides, build_world, load_scene, read_scene
+from .loader import (
+                     SCENE_DIR,
+                     SceneError,
+                     apply_overrides,
+                     build_world,
+                     load_scene,
+                     read_scene,
+                     resolve_scene,
+                     shipped_scenes,
+)
 from .schema import SceneSpec
 
 __all__ = [
@@ -17,4 +26,6 @@ __all__ = [
     "build_world",
     "load_scene",
     "read_scene",
+    "resolve_scene",
+    "shipped_scenes",
 ]

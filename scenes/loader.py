@@ -9,6 +9,7 @@ The file format itself is documented in `scenes.schema`.
 import contextlib
 import copy
 import difflib
+import importlib
 import json
 import math
 import re
@@ -66,6 +67,32 @@ _MESSAGES = {
 _NO_VALUE = object()  # "no offending value to show"; None is a value
 
 
+def shipped_scenes() -> dict[str, str]:
+    """The scenes shipped with Sharnir: name (the file's stem) -> its one-line description."""
+    scenes = {}
+    for path in sorted(SCENE_DIR.glob("*.toml")):
+        try:
+            with path.open("rb") as f:
+                scenes[path.stem] = str(tomllib.load(f).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            scenes[path.stem] = ""
+    return scenes
+
+
+def resolve_scene(ref: str | Path) -> Path:
+    """A scene named by path, or by the name of a shipped scene (`door`, `chain.toml`). A path
+    that exists wins over a shipped name; neither is a SceneError that lists the names."""
+    path = Path(ref)
+    if path.exists() or path.parent != Path("."):
+        return path
+    stem = path.name[:-5] if path.name.endswith(".toml") else path.name
+    shipped = SCENE_DIR / f"{stem}.toml"
+    if shipped.is_file():
+        return shipped
+    names = ", ".join(shipped_scenes())
+    raise SceneError(f"{ref}: no such file, nor a shipped scene (shipped: {names})")
+
+
 class SceneError(Exception):
     """A scene that cannot be loaded; ``str()`` is the message to show the user."""
 
@@ -102,7 +129,8 @@ def build_world(
     scene's values when not None and are validated by the same rules.  ``source``
     names the scene in error messages.
     """
-    import physics  # lazily, so reading and validating scenes works without the engine
+    # lazily, so reading and validating scenes works without the engine
+    physics = importlib.import_module("sharnir.physics")
 
     world_spec = _replace(spec.world, source, dt=dt)
     solver = _replace(spec.solver, source, iterations=iterations, budget_ms=budget_ms)
@@ -301,7 +329,7 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
         return None
     meshes = {} if meshes is None else meshes
     if shape.type == "hull":
-        from physics.shape import Hull
+        from sharnir.physics.shape import Hull
 
         try:
             if shape.file is not None:
@@ -314,7 +342,7 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
             which = "file" if shape.file is not None else "vertices"
             raise ValueError(f'field "{field}.{which}": {exc}') from None
     if shape.type == "compound":
-        from physics.shape import Compound
+        from sharnir.physics.shape import Compound
 
         parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape"),
                   part.pos, part.quat) for k, part in enumerate(shape.parts)]

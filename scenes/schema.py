@@ -118,7 +118,7 @@ Rules that span fields or entries are raised as ``scene`` errors (see
 
 import math
 import os
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import (
     AllowInfNan,
@@ -148,7 +148,7 @@ PositiveVec3 = tuple[Positive, Positive, Positive]
 Quat = tuple[Real, Real, Real, Real]
 Name = Annotated[StrictStr, Field(min_length=1)]
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 
 
 def problem(*problems: tuple[Loc, str]) -> PydanticCustomError:
@@ -211,13 +211,13 @@ class PlaneSpec(_Spec):
 class HullSpec(_Spec):
     """The convex hull of `vertices` or of the mesh `file`'s vertices, times `scale`."""
     type: Literal["hull"]
-    vertices: Optional[Annotated[list[Vec3], Field(min_length=4)]] = None
-    file: Optional[Name] = None
+    vertices: Annotated[list[Vec3], Field(min_length=4)] | None = None
+    file: Name | None = None
     scale: Positive = 1.0
 
     @field_validator("file")
     @classmethod
-    def _file_exists(cls, file: Optional[str]) -> Optional[str]:
+    def _file_exists(cls, file: str | None) -> str | None:
         # the loader has made a relative path relative to the scene file already
         if file is not None and not os.path.isfile(file):
             raise problem(((), f'no such file "{file}"'))
@@ -241,7 +241,7 @@ PART_SHAPES: dict[str, type[_Spec]] = {
     "hull": HullSpec,
 }
 PartShapeSpec = Annotated[
-    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, HullSpec],
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | HullSpec,
     Field(discriminator="type"),
 ]
 
@@ -274,8 +274,7 @@ SHAPES: dict[str, type[_Spec]] = {
     "compound": CompoundSpec,
 }
 ShapeSpec = Annotated[
-    Union[BoxSpec, SphereSpec, CapsuleSpec, CylinderSpec, EllipsoidSpec, PlaneSpec, HullSpec,
-          CompoundSpec],
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec | CompoundSpec,
     Field(discriminator="type"),
 ]
 
@@ -297,10 +296,10 @@ class SolverSpec(_Spec):
 
 class BodySpec(_Spec):
     name: Name
-    shape: Optional[ShapeSpec] = None
-    mass: Optional[Positive] = None
-    density: Optional[Positive] = None
-    inertia: Optional[PositiveVec3] = None
+    shape: ShapeSpec | None = None
+    mass: Positive | None = None
+    density: Positive | None = None
+    inertia: PositiveVec3 | None = None
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: Quat = (1.0, 0.0, 0.0, 0.0)
     vel: Vec3 = (0.0, 0.0, 0.0)
@@ -310,8 +309,8 @@ class BodySpec(_Spec):
     rolling: NonNegative = 0.0
     spinning: NonNegative = 0.0
     restitution: Annotated[Real, Field(ge=0, le=1)] = 0.0
-    friction_axis: Optional[Vec3] = None
-    friction_along: Optional[NonNegative] = None
+    friction_axis: Vec3 | None = None
+    friction_along: NonNegative | None = None
     group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
     mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
 
@@ -358,7 +357,7 @@ class JointSpec(_Spec):
     anchor: Vec3 = (0.0, 0.0, 0.0)
     axis: Vec3 = (0.0, 0.0, 1.0)
     friction: NonNegative = 0.0
-    limits: Optional[tuple[Real, Real]] = None
+    limits: tuple[Real, Real] | None = None
 
     @field_validator("axis")
     @classmethod
@@ -390,7 +389,7 @@ class LoadSpec(_Spec):
     force: Vec3 = (0.0, 0.0, 0.0)
     torque: Vec3 = (0.0, 0.0, 0.0)
     start: NonNegative = 0.0
-    end: Optional[Real] = None  # None: the load never ends
+    end: Real | None = None  # None: the load never ends
 
     @model_validator(mode="after")
     def _ends_after_start(self) -> "LoadSpec":

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from physics.shape import Box, Capsule
-from physics.world import World
+from sharnir.physics.shape import Box, Capsule
+from sharnir.physics.world import World
 
 G = 9.81  # the worlds below use gravity (0, 0, -G)
 REPO = Path(__file__).resolve().parents[1]

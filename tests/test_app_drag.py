@@ -6,12 +6,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import run_headless_child
-from app.drag import (FORCE_CAP_G, STIFFNESS, Drag, cursor_ray, effective_mass, pick, project,
-                      shape_hit, spring_force)
-from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
-from render.camera import OrbitCamera
+
+from sharnir.app.drag import (
+    FORCE_CAP_G,
+    STIFFNESS,
+    Drag,
+    cursor_ray,
+    effective_mass,
+    pick,
+    project,
+    shape_hit,
+    spring_force,
+)
+from sharnir.physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
+from sharnir.render.camera import OrbitCamera
 
 REPO = Path(__file__).resolve().parents[1]
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
@@ -162,9 +171,9 @@ CHILD = textwrap.dedent("""
     import json, math, sys, time
     import numpy as np
     from pyglet.window import mouse
-    from app.commands import SetBodyForce
-    from app.drag import project
-    from app.window import App
+    from sharnir.app.commands import SetBodyForce
+    from sharnir.app.drag import project
+    from sharnir.app.window import App
 
     out = {}
     app = App(sys.argv[1], width=640, height=480, paused=True)
@@ -266,8 +275,8 @@ PAUSED_CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     from pyglet.window import mouse
-    from app.drag import project
-    from app.window import App
+    from sharnir.app.drag import project
+    from sharnir.app.window import App
 
     out = {}
     app = App(sys.argv[1], width=640, height=480, paused=True)

@@ -14,9 +14,9 @@ from types import SimpleNamespace
 import pytest
 from conftest import run_headless_child
 
-from app import panel
-from app.commands import Configure, Load
-from app.panel import (
+from sharnir.app import panel
+from sharnir.app.commands import Configure, Load
+from sharnir.app.panel import (
     PanelState,
     check_load,
     open_recent,
@@ -26,7 +26,7 @@ from app.panel import (
     request_settings,
     start_browse,
 )
-from app.recent import RECENT_MAX, RecentFiles, default_path
+from sharnir.app.recent import RECENT_MAX, RecentFiles, default_path
 
 REPO = Path(__file__).resolve().parents[1]
 DOOR = REPO / "scenes" / "door.toml"
@@ -206,7 +206,7 @@ def test_dt_and_gravity_are_clamped_or_refused_never_nan():
 CHILD = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from app.window import App
+    from sharnir.app.window import App
 
     door, joints, folder = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     out = {}

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from conftest import run_headless_child
 
-from app.panel import PLOT_CHANNELS, plot_axis_label, plot_channel_names
-from app.plot_buffer import PlotBuffer
-from app.snapshot import Telemetry
-from scenes import load_scene
+from sharnir.app.panel import PLOT_CHANNELS, plot_axis_label, plot_channel_names
+from sharnir.app.plot_buffer import PlotBuffer
+from sharnir.app.snapshot import Telemetry
+from sharnir.scenes import load_scene
 
 REPO = Path(__file__).resolve().parents[1]
 DOOR = REPO / "scenes" / "door.toml"
@@ -28,9 +28,9 @@ CHILD = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     import numpy as np
-    from app.commands import SetSpeed
-    from app.panel import export_csv
-    from app.window import App
+    from sharnir.app.commands import SetSpeed
+    from sharnir.app.panel import export_csv
+    from sharnir.app.window import App
 
     folder = Path(sys.argv[2])
     out = {}

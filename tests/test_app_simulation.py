@@ -13,12 +13,21 @@ import time
 import numpy as np
 import pytest
 
-from app.commands import (Configure, Load, Pause, Reset, Resume, SetBodyForce, SetFriction,
-                          SetSpeed, Step)
-from app.physics_thread import PhysicsThread
-from app.plot_buffer import PlotBuffer
-from physics import Box, World
-from scenes import SCENE_DIR
+from sharnir.app.commands import (
+    Configure,
+    Load,
+    Pause,
+    Reset,
+    Resume,
+    SetBodyForce,
+    SetFriction,
+    SetSpeed,
+    Step,
+)
+from sharnir.app.physics_thread import PhysicsThread
+from sharnir.app.plot_buffer import PlotBuffer
+from sharnir.physics import Box, World
+from sharnir.scenes import SCENE_DIR
 
 DOOR = SCENE_DIR / "door.toml"
 DOOR_DT = 0.01
@@ -341,7 +350,7 @@ def test_stop_ends_the_thread(paused):
 
 
 def test_a_bad_first_scene_is_refused_before_any_thread_starts(tmp_path):
-    from scenes import SceneError
+    from sharnir.scenes import SceneError
 
     with pytest.raises(SceneError, match="no such file"):
         PhysicsThread(tmp_path / "missing.toml")

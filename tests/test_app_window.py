@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from conftest import run_headless_child
 
-from app.commands import Configure, SetFriction, SetSpeed
-from app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
+from sharnir.app.commands import Configure, SetFriction, SetSpeed
+from sharnir.app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
 
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
-    from app.panel import request_friction
-    from app.window import App, read_rgb_image
+    from sharnir.app.panel import request_friction
+    from sharnir.app.window import App, read_rgb_image
 
     out = {}
     app = App(sys.argv[1], width=640, height=480, paused=True)
@@ -120,7 +120,7 @@ def test_no_display_is_one_clear_error(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "PYGLET_HEADLESS")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
-    result = subprocess.run([sys.executable, "-m", "app.cli", str(REPO / "scenes" / "door.toml")],
+    result = subprocess.run([sys.executable, "-m", "sharnir.app.cli", str(REPO / "scenes" / "door.toml")],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 2
     assert result.stderr.count("sharnir: error:") == 1
@@ -130,7 +130,7 @@ def test_no_display_is_one_clear_error(tmp_path):
 
 X_CHILD = textwrap.dedent("""
     import sys, pyglet
-    from app.cli import main
+    from sharnir.app.cli import main
 
     def close(dt):
         for window in list(pyglet.app.windows):
@@ -159,7 +159,7 @@ X_PICTURE_CHILD = textwrap.dedent("""
     import ctypes, json, sys, time
     import numpy as np
     from pyglet import gl
-    from app.window import App
+    from sharnir.app.window import App
 
     app = App(sys.argv[1], width=480, height=320)
     start = time.time()

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenes import SCENE_DIR, read_scene
+from sharnir.scenes import SCENE_DIR, read_scene
 
 REPO = Path(__file__).resolve().parent.parent
 DOOR = SCENE_DIR / "door.toml"
@@ -25,7 +25,7 @@ REQUIRED_KEYS = {"steps", "wall_s", "steps_per_s", "mean_iterations", "sim_time"
                  "max_iterations", "joints"}
 
 
-def sharnir(*args, cwd, module="app.cli"):
+def sharnir(*args, cwd, module="sharnir.app.cli"):
     """Run ``python -m MODULE ARGS`` in ``cwd``; the repository stays importable."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
@@ -233,8 +233,8 @@ def test_no_arguments_opens_the_app_or_says_why_it_cannot(tmp_path, monkeypatch)
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_version_via_python_m_app(tmp_path):
-    result = sharnir("--version", cwd=tmp_path, module="app")
+def test_version_via_python_m_sharnir(tmp_path):
+    result = sharnir("--version", cwd=tmp_path, module="sharnir")
     assert result.returncode == 0
     assert result.stdout.startswith("sharnir ")
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from physics.broadphase import SMALL_SCENE, find_pairs, make_broadphase_work
+from sharnir.physics.broadphase import SMALL_SCENE, find_pairs, make_broadphase_work
 
 PLANE, BOX = 5, 0
 

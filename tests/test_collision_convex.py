@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from physics.convex import convex_contact
-from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
-from physics.support import aabb, support
+from sharnir.physics.convex import convex_contact
+from sharnir.physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
+from sharnir.physics.support import aabb, support
 
 NO_HULL = np.zeros((1, 3))
 CUBE_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)

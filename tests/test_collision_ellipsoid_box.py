@@ -3,9 +3,9 @@ the tube's staves) against the general convex routine (validated against brute f
 test_collision_convex.py), on random poses; and it declines edges and corners."""
 import numpy as np
 
-from physics.contact import ellipsoid_on_face
-from physics.convex import convex_contact
-from physics.shape import BOX, ELLIPSOID
+from sharnir.physics.contact import ellipsoid_on_face
+from sharnir.physics.convex import convex_contact
+from sharnir.physics.shape import BOX, ELLIPSOID
 
 
 def _rotation(q):

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from physics import manifold as M
-from physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
+from sharnir.physics import manifold as M
+from sharnir.physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
 I3 = np.eye(3)
 NO_HULL = np.zeros((1, 3))

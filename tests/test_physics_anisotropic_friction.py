@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import G
-from physics import Box, Material, Plane, World
-from scenes import SceneError, build_world, read_scene
+
+from sharnir.physics import Box, Material, Plane, World
+from sharnir.scenes import SceneError, build_world, read_scene
 
 THETA = math.radians(30.0)          # tan = 0.577
 SMOOTH = Material(friction=0.0)

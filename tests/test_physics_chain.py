@@ -12,9 +12,7 @@ Expected on paper:
 """
 import numpy as np
 import pytest
-
-from conftest import (CHAIN_MASS, CHAIN_N, G, chain, chain_anchor_gaps,
-                      mechanical_energy)
+from conftest import CHAIN_MASS, CHAIN_N, G, chain, chain_anchor_gaps, mechanical_energy
 
 DT = 1.0 / 240.0
 STEPS = 60 * 240

@@ -9,10 +9,10 @@ where z = 0 is.
 
 import numpy as np
 import pytest
-
 from conftest import G, body_frame_angvel, kinetic_energy, mechanical_energy, rotation_matrices
-from physics.shape import Box
-from physics.world import World
+
+from sharnir.physics.shape import Box
+from sharnir.physics.world import World
 
 DT = 1.0 / 240.0
 

@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import G, kinetic_energy, mechanical_energy, rotation_matrices
-from physics import Box, Ellipsoid, Material, Plane, Sphere, World
+
+from sharnir.physics import Box, Ellipsoid, Material, Plane, Sphere, World
 
 SLOP = 0.0005  # m: the overlap contact.py leaves in place (LINEAR_SLOP in its docstring)
 

@@ -19,8 +19,8 @@ so the angle turned is sum_k dt w_k = 0.990404 rad (the recurrence is evaluated 
 import numpy as np
 import pytest
 
-from physics.shape import Box
-from physics.world import World
+from sharnir.physics.shape import Box
+from sharnir.physics.world import World
 
 MASS, A, C = 30.0, 1.0, 0.04
 TAU, DT, W0 = 20.0, 0.01, 2.0

@@ -21,10 +21,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ROD_D, ROD_MASS, G, rod_pendulum
 
-from conftest import G, ROD_D, ROD_MASS, rod_pendulum
-from physics.shape import Box
-from physics.world import World
+from sharnir.physics.shape import Box
+from sharnir.physics.world import World
 
 DT = 1.0 / 240.0
 TILT = -math.radians(30.0)           # centre swung towards +x

@@ -10,11 +10,10 @@ and hits +0.3 m at sqrt(2 g 0.3) = 2.4 m/s (1 cm per step).
 import math
 
 import numpy as np
-
-from physics.shape import Box
-from physics.world import World
-
 from conftest import rod_pendulum
+
+from sharnir.physics.shape import Box
+from sharnir.physics.world import World
 
 DT = 1.0 / 240.0
 

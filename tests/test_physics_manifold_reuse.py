@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from conftest import rotation_matrices
 
-from physics import Box, Material, Plane, World
-from physics.contact import ContactSet, _relative_motion, detect_contacts
+from sharnir.physics import Box, Material, Plane, World
+from sharnir.physics.contact import ContactSet, _relative_motion, detect_contacts
 
 TOL = 2e-4   # m, the default
 

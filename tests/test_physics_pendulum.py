@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 import pytest
-
-from conftest import G, ROD_D, ROD_I_PIVOT, ROD_MASS, rod_pendulum
+from conftest import ROD_D, ROD_I_PIVOT, ROD_MASS, G, rod_pendulum
 
 AMPLITUDE = 0.05
 

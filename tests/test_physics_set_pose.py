@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from physics import World
-from physics.shape import Box
+from sharnir.physics import World
+from sharnir.physics.shape import Box
 
 
 def _world():

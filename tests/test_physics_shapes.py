@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from test_render import read_png, sharnir
 
-from app.drag import pick
-from physics import Box, Capsule, Cylinder, Plane, Sphere
-from physics.shape import Compound, Hull, matrix_quat, quat_matrix
-from physics.world import World, quat_to_matrix
-from render.instances import body_colour, body_instances, hull_mesh, scene_bounds
-from scenes import SCENE_DIR, SceneError, load_scene
+from sharnir.app.drag import pick
+from sharnir.physics import Box, Capsule, Cylinder, Plane, Sphere
+from sharnir.physics.shape import Compound, Hull, matrix_quat, quat_matrix
+from sharnir.physics.world import World, quat_to_matrix
+from sharnir.render.instances import body_colour, body_instances, hull_mesh, scene_bounds
+from sharnir.scenes import SCENE_DIR, SceneError, load_scene
 
 REPO = Path(__file__).resolve().parents[1]
 ROCK = REPO / "assets" / "rock.stl"

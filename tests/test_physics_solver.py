@@ -3,10 +3,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ROD_D, ROD_MASS, G, chain, rod_pendulum
 
-from conftest import G, ROD_D, ROD_MASS, chain, rod_pendulum
-from physics.shape import Box
-from physics.world import World
+from sharnir.physics.shape import Box
+from sharnir.physics.world import World
 
 DT = 1.0 / 240.0
 

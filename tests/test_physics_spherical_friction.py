@@ -16,8 +16,8 @@ import math
 import numpy as np
 import pytest
 
-from physics.shape import Box, Sphere
-from physics.world import World
+from sharnir.physics.shape import Box, Sphere
+from sharnir.physics.world import World
 
 DT = 1.0 / 240.0
 

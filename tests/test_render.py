@@ -13,10 +13,10 @@ import zlib
 import numpy as np
 import pytest
 
-from physics.shape import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
-from render.camera import OrbitCamera
-from render.instances import body_colour, body_instances, scene_bounds
-from scenes import SCENE_DIR
+from sharnir.physics.shape import Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
+from sharnir.render.camera import OrbitCamera
+from sharnir.render.instances import body_colour, body_instances, scene_bounds
+from sharnir.scenes import SCENE_DIR
 
 SIZE = (320, 240)
 
@@ -66,7 +66,7 @@ def read_png(path):
 
 def sharnir(*args, env=None):
     full_env = {**os.environ, "PYGLET_HEADLESS": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "sharnir", *args], capture_output=True, text=True,
                           env=full_env, timeout=1200)
 
 

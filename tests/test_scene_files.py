@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from scenes import SCENE_DIR, SceneError, SceneSpec, build_world, load_scene, read_scene
+from sharnir.scenes import SCENE_DIR, SceneError, SceneSpec, build_world, load_scene, read_scene
 
 DOOR = """\
 [[bodies]]
@@ -340,7 +340,7 @@ class FakeWorld:
 def fake_physics(monkeypatch):
     physics = types.SimpleNamespace(World=FakeWorld, Box=lambda **kw: ("box", kw),
                                     Material=lambda **kw: ("material", kw))
-    monkeypatch.setitem(sys.modules, "physics", physics)
+    monkeypatch.setitem(sys.modules, "sharnir.physics", physics)
 
 
 def test_load_scene_passes_the_spec_to_the_engine(tmp_path, fake_physics):

@@ -1,7 +1,0 @@
-"""``python -m app``: the same as the ``sharnir`` command."""
-
-import sys
-
-from app.cli import main
-
-sys.exit(main())
