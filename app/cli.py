@@ -23,24 +23,25 @@ import math
 import os
 import secrets
 import sys
-import threading
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from sharnir.scenes import (SCENE_DIR, SceneError, build_world, read_scene, resolve_scene,
-                            shipped_scenes)
+from sharnir.scenes import (
+    SCENE_DIR,
+    SceneError,
+    build_world,
+    read_scene,
+    resolve_scene,
+    shipped_scenes,
+)
 
 DEFAULT_SCENE = SCENE_DIR / "door.toml"
 ERROR_STATUS = 2
 INTERRUPTED_STATUS = 130
 PROGRESS_CHUNKS = 50
 PROGRESS_LINES = 4  # when stderr is not a terminal (a log file), one line per quarter
-# Loading the kernels from numba's cache takes about half a second; only a real
-# compile (first run, or after the physics changed) takes longer than this.
-COMPILE_NOTE_AFTER_S = 1.0
-COMPILE_NOTE = "compiling physics kernels (first run only)…"
 
 CONVENTIONS = """\
 conventions:
@@ -102,8 +103,8 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
         description="Sharnir: articulated rigid bodies with Coulomb joint friction.",
-        epilog=CONVENTIONS + "\nWithout a command, sharnir opens the door scene in the app window; SCENE is a file\n"
-               "or a shipped scene's name (sharnir --list)."
+        epilog=CONVENTIONS + "\nWithout a command, sharnir opens the door scene in the app "
+               "window; SCENE is a file\nor a shipped scene's name (sharnir --list)."
                "\n'sharnir SCENE --screenshot OUT.png [--frames N]' renders a PNG headless.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -289,16 +290,15 @@ def _run(args):
 
 
 def _warm_up(world):
-    """Compile the kernels (or load them from numba's cache) before any step is timed."""
-    note = threading.Timer(COMPILE_NOTE_AFTER_S, print, (COMPILE_NOTE,),
-                           {"file": sys.stderr, "flush": True})
-    note.daemon = True
-    note.start()
+    """Compile the kernels (or load them from numba's cache) before any step is timed,
+    with their progress on stderr."""
+    from sharnir.physics.warmup import ProgressPrinter, compile_step
+
+    report = ProgressPrinter(sys.stderr)
     try:
-        world.step(0)  # zero steps: compiles step_many for this world's arrays, changes nothing
+        compile_step(world, report)
     finally:
-        note.cancel()
-        note.join()
+        report.close()
 
 
 class _Progress:

@@ -403,12 +403,24 @@ def draw_simulation(snapshot, send, state):
                                     imgui.InputTextFlags_.enter_returns_true)
     if changed:
         _note(state, request_settings(send, gravity=g))
-    status = "compiling physics..." if not snapshot.ready else (
+    status = compile_status(snapshot) if not snapshot.ready else (
         "paused" if snapshot.paused else "running")
     imgui.text(f"{snapshot.scene}: {status}")
+    if not snapshot.ready and snapshot.compile_progress is not None:
+        done, total, _ = snapshot.compile_progress
+        imgui.progress_bar(done / max(total, 1), imgui.ImVec2(-1.0, 0.0),
+                           f"{done}/{total} kernels")
     imgui.text(f"sim time {snapshot.time:.3f} s  step {snapshot.step}")
     imgui.text(f"real-time factor {snapshot.realtime_factor:.3f}"
                + ("" if snapshot.paused else f" (asked {snapshot.speed:.3g})"))
+
+
+def compile_status(snapshot):
+    """What the panel says while the physics kernels compile (first run only)."""
+    if snapshot.compile_progress is None:
+        return "loading physics kernels..."
+    done, total, elapsed = snapshot.compile_progress
+    return (f"compiling physics (first run only): {done}/{total} kernels, {elapsed:.0f} s")
 
 
 def draw_solver(snapshot, send, state, plot_buffer=None):

@@ -15,11 +15,13 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from sharnir.physics import SimulationError, World
+from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
 
 from .commands import (
@@ -79,6 +81,7 @@ class PhysicsThread(threading.Thread):
             raise ValueError(f"speed must be between 1/32 and 4 (got {speed})")
         self._paused = bool(paused)
         self._ready = False
+        self._compile_progress = None   # (kernels done, total, seconds) while compiling
         self._error, self._error_count = None, 0
         self._generation = 0
         self._owed = 0.0            # simulated seconds due but not yet stepped
@@ -148,11 +151,29 @@ class PhysicsThread(threading.Thread):
                 MIN_WAIT_S, (self._world.dt - self._owed) / self._speed)
 
     def _warm_up(self):
-        self._world.step(0)  # compiles the kernels, or loads them from numba's cache
-        self._ready = True
+        self._compile()
         if not self._paused:
             self._start_rates()
         self._publish()
+
+    def _compile(self):
+        """Make the world's step kernel ready: loaded from numba's cache, or compiled in a
+        child process (the window keeps the interpreter) with its progress published."""
+        self._ready = False
+        self._compile_progress = None
+        self._publish()
+        try:
+            compile_step(self._world, self._publish_compile_progress)
+        finally:
+            self._ready = True
+            self._compile_progress = None
+
+    def _publish_compile_progress(self, done, total, elapsed):
+        self._compile_progress = (int(done), int(total), float(elapsed))
+        with self._lock:
+            if self._snapshot is not None:
+                self._snapshot = replace(self._snapshot,
+                                         compile_progress=self._compile_progress)
 
     def _receive(self, wait):
         """The commands that arrive within `wait` s (None: until one does), in order."""
@@ -258,6 +279,8 @@ class PhysicsThread(threading.Thread):
             self._publish()  # the old world's last steps go out under its own generation
         self._source = source
         self._install(world, self._scene_name(source))
+        if self._ready:   # a world of the other kind (with or without contacts) compiles here
+            self._compile()
         self._changed = True
 
     # ---- worlds -----------------------------------------------------------------------------
@@ -338,6 +361,7 @@ class PhysicsThread(threading.Thread):
             scene=self._scene, source=None if callable(self._source) else self._source,
             generation=self._generation, step=self._step, time=w.time, dt=w.dt,
             paused=self._paused, ready=self._ready, speed=self._speed,
+            compile_progress=self._compile_progress,
             realtime_factor=self._realtime_factor(), settings=w.settings,
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),

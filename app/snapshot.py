@@ -95,6 +95,7 @@ class Snapshot:
     contact_normal: np.ndarray | None = None  # (k, 3) their normals (A to B)
     contact_force: np.ndarray | None = None   # (k, 3) contact force on B (normal + sliding), N
     contact_sliding: np.ndarray | None = None  # (k,) bool: friction at the cone
+    compile_progress: tuple | None = None  # (kernels done, total, elapsed s) while compiling
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))

@@ -9,6 +9,7 @@ window, so a screenshot (F12) is exactly what is on screen, panel included.
 is the interactive loop.  Under ``PYGLET_HEADLESS=1`` the window is an EGL pbuffer.
 """
 import math
+import sys
 import time
 import warnings
 from datetime import datetime
@@ -17,6 +18,7 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
+from sharnir.physics.warmup import ProgressPrinter
 from sharnir.render.camera import OrbitCamera
 from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
 from sharnir.render.renderer import Renderer
@@ -31,6 +33,7 @@ ORBIT_RAD_PER_PX = 0.008
 PITCH_LIMIT = math.radians(89.0)
 ZOOM_PER_NOTCH = 0.9
 FRAME_INTERVAL_S = 1.0 / 60.0
+COMPILING_FRAME_S = 0.25  # while the kernels compile, the scene and panel redraw this often
 PANEL_WIDTH = 480  # px, the panel's width when the window opens
 
 
@@ -154,6 +157,8 @@ class App:
         self._spring = None         # its drawing, made at the first drag
         self._mass_cache = None     # (generation, body_mass, body_inertia)
         self.last_screenshot = None
+        self._compile_printer = None   # compile progress in the terminal (warmup.py)
+        self._full_frame_time = 0.0    # when the scene and panel were last drawn
         self._frame_time = time.perf_counter()
         self.gui = self.panel_state = None
         if panel:
@@ -173,10 +178,20 @@ class App:
     def draw_frame(self):
         """Draw the latest snapshot (and the panel) into the offscreen target and the window."""
         snap = self.thread.snapshot
+        self._report_compile(snap)
+        fb_size = self.window.get_framebuffer_size()
+        now = time.perf_counter()
+        if (not snap.ready and self.target is not None and self.target.size == tuple(fb_size)
+                and now - self._full_frame_time < COMPILING_FRAME_S):
+            # while the kernels compile, redraw a few times a second and otherwise show the
+            # last frame again: software GL would take the compiler's CPU
+            if not self.headless:
+                _present(self.ctx, self.target)
+            return
+        self._full_frame_time = now
         self.plot.feed(snap)
         if (snap.generation, snap.scene) != self._shown[:2]:
             self._scene_changed(snap)
-        fb_size = self.window.get_framebuffer_size()
         target = self._target_for(fb_size)
         target.use()
         self.ctx.viewport = (0, 0, *fb_size)
@@ -199,6 +214,16 @@ class App:
         _finish_without_gil(self.ctx)
         if not self.headless:
             _present(self.ctx, target)
+
+    def _report_compile(self, snap):
+        """The kernels' compile progress, also in the terminal (first run only)."""
+        if snap.compile_progress is not None:
+            if self._compile_printer is None:
+                self._compile_printer = ProgressPrinter(sys.stderr)
+            self._compile_printer(*snap.compile_progress)
+        elif snap.ready and self._compile_printer is not None:
+            self._compile_printer.close()
+            self._compile_printer = None
 
     def _scene_changed(self, snap):
         """A new world: a reset keeps the view; another scene is framed and titled."""

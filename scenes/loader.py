@@ -98,7 +98,9 @@ class SceneError(Exception):
 
 
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
-    """Read, override (``--set KEY=VALUE`` strings) and validate a scene file."""
+    """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
+    name of a shipped scene: `resolve_scene`)."""
+    path = resolve_scene(path)
     source = str(path)
     raw = apply_overrides(_read_toml(Path(path), source), list(sets), source)
     _resolve_files(raw, Path(path).parent)

@@ -1,0 +1,122 @@
+"""The kernels compile once per variant (with or without contacts), in a child process, with
+progress; they land in Sharnir's own cache folder and nowhere else."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sharnir.physics.warmup import needed_kernels, stand_in_world, step_signature
+from sharnir.scenes import load_scene, shipped_scenes
+
+
+@pytest.mark.parametrize("scene", sorted(shipped_scenes()))
+def test_every_shipped_scene_steps_the_kernel_its_stand_in_compiles(scene):
+    """The child compiles a tiny stand-in world; that only helps if every scene's step has
+    exactly the stand-in's argument types."""
+    world = load_scene(scene)
+    sig = step_signature(world)
+    contacts = world._contacts is not None
+    assert sig == step_signature(stand_in_world(contacts))
+
+
+def test_a_world_where_nothing_can_touch_compiles_without_the_contact_stages():
+    door = load_scene("door")
+    step_signature(door)
+    assert door._contacts is None
+    without = {d.py_func.__qualname__ for d in needed_kernels(False)}
+    with_ = {d.py_func.__qualname__ for d in needed_kernels(True)}
+    assert without < with_
+    assert "detect_contacts" in with_ and "detect_contacts" not in without
+    assert len(without) < 0.5 * len(with_)
+
+
+def _child(code, tmp_path, env_extra=None):
+    env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"), **(env_extra or {}))
+    env.pop("NUMBA_CACHE_DIR", None)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.mark.slow
+def test_needed_kernels_are_exactly_the_kernels_numba_compiles(tmp_path):
+    """On an empty cache, the kernels numba compiles for the door (no contacts) are the ones
+    needed_kernels counts: the progress total is right and reaches 100 %."""
+    result = _child("""
+        import json
+        from numba.core import event
+        from sharnir.physics.warmup import compile_here, needed_kernels, stand_in_world
+
+        compiled = set()
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                pass
+
+            def on_end(self, ev):
+                f = ev.data["dispatcher"].py_func
+                if f.__module__.startswith("sharnir."):
+                    compiled.add(f.__module__ + "." + f.__qualname__)
+
+        event.register("numba:compile", Listener())
+        seen = []
+        compile_here(stand_in_world(False), lambda d, t, e: seen.append((d, t)))
+        needed = {d.py_func.__module__ + "." + d.py_func.__qualname__
+                  for d in needed_kernels(False)}
+        print(json.dumps({"compiled": sorted(compiled), "needed": sorted(needed),
+                          "last": seen[-1]}))
+    """, tmp_path)
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["compiled"] == out["needed"]
+    assert out["last"] == [len(out["needed"])] * 2
+
+
+@pytest.mark.slow
+def test_first_run_shows_compile_progress_and_the_second_loads_from_the_cache(tmp_path):
+    cli = [sys.executable, "-m", "sharnir", "run", "door", "--json"]
+    env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"))
+    first = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=1200)
+    assert first.returncode == 0, first.stderr
+    assert "compiling physics kernels" in first.stderr
+    total = len(needed_kernels(False))
+    assert f"compiling: {total}/{total} kernels" in first.stderr
+    second = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "compiling" not in second.stderr
+    assert json.loads(first.stdout.splitlines()[-1])["joints"] == \
+        json.loads(second.stdout.splitlines()[-1])["joints"]
+
+
+def test_importing_sharnir_leaves_other_kernels_where_numba_puts_them(tmp_path):
+    """A user's own cached kernel goes to its module's __pycache__, not to Sharnir's folder,
+    and numba's cache settings are untouched."""
+    (tmp_path / "userkernel.py").write_text(textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def twice(x):
+            return 2 * x
+    """))
+    result = _child("""
+        import json, os
+        from numba.core import config
+        before = (os.environ.get("NUMBA_CACHE_DIR"), config.CACHE_DIR)
+        import sharnir
+        from sharnir.physics import cache
+        import userkernel
+        assert userkernel.twice(3) == 6
+        print(json.dumps({"before": before,
+                          "after": (os.environ.get("NUMBA_CACHE_DIR"), config.CACHE_DIR),
+                          "ours": str(cache.cache_dir())}))
+    """, tmp_path, {"PYTHONPATH": str(tmp_path)})
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["before"] == out["after"]
+    assert list((tmp_path / "__pycache__").glob("userkernel.twice*.nbi"))
+    ours = tmp_path / "cache"
+    assert not [p for p in ours.rglob("*") if "userkernel" in p.name]
