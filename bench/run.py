@@ -35,7 +35,7 @@ ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
 APP_SECTION = "## App (headless)"
-KEPT_SECTIONS = (APP_SECTION, "## Contacts")  # written by the other benchmark scripts
+KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost")  # other scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not re-measured here:
 
