@@ -39,6 +39,7 @@ frames = 0
 while True:
     app.run_frames(1)
     frames += 1
+    time.sleep(1 / 60)  # the window's frame interval (pyglet.app.run), not a busy loop
     snap = app.snapshot
     if snap.ready and snap.step > 0:
         break

@@ -310,3 +310,55 @@ def test_bad_arguments_exit_with_status_2(args, tmp_path):
     result = sharnir(*args, cwd=tmp_path)
     assert result.returncode == 2
     assert "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def installed_wheel(tmp_path_factory):
+    """Sharnir built as a wheel and installed (without its dependencies, which the test venv
+    has) into a folder of its own, as `pip install .` would install it."""
+    root = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                            str(root / "dist"), str(REPO)], capture_output=True, text=True,
+                           timeout=600)
+    assert built.returncode == 0, built.stderr
+    wheel = next((root / "dist").glob("sharnir-*.whl"))
+    site = root / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
+                                "--target", str(site), str(wheel)], capture_output=True,
+                               text=True, timeout=600)
+    assert installed.returncode == 0, installed.stderr
+    return wheel, site
+
+
+def test_the_wheel_installs_one_package_with_its_scenes_and_assets(installed_wheel):
+    import zipfile
+
+    wheel, _ = installed_wheel
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"sharnir", next(t for t in tops if t.endswith(".dist-info"))}
+    for path in ("sharnir/__init__.py", "sharnir/physics/solver.py", "sharnir/app/cli.py",
+                 "sharnir/render/renderer.py", "sharnir/scenes/door.toml",
+                 "sharnir/assets/rock.stl"):
+        assert path in names
+    assert not [n for n in names if n.startswith(("sharnir/tests", "sharnir/bench"))]
+
+
+@pytest.mark.slow
+def test_the_installed_package_runs_every_shipped_scene_from_another_folder(installed_wheel,
+                                                                             tmp_path):
+    _, site = installed_wheel
+    env = dict(os.environ, PYTHONPATH=str(site))
+    where = subprocess.run([sys.executable, "-c", "import sharnir; print(sharnir.__file__)"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert where.stdout.strip().startswith(str(site)), where.stdout
+    listed = subprocess.run([sys.executable, "-m", "sharnir", "--list"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    names = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert "door" in names and "shapes" in names
+    for name in names:
+        result = subprocess.run([sys.executable, "-m", "sharnir", "run", name, "--duration",
+                                 "0.02", "--json"], cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=1200)
+        assert result.returncode == 0, (name, result.stderr)
+        assert json.loads(result.stdout.splitlines()[-1])["steps"] >= 1

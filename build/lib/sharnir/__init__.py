@@ -1,0 +1,29 @@
+"""Sharnir: a real-time simulator of articulated rigid bodies with Coulomb joint friction,
+contacts and DC motors, solved by warm-started sequential impulses.
+
+    from sharnir import World, load_scene
+
+`sharnir.physics` is the engine (numpy and numba only), `sharnir.scenes` reads scene files,
+`sharnir.render` draws snapshots with OpenGL and `sharnir.app` is the desktop app and the
+`sharnir` command. The shipped scenes are listed by `sharnir --list` and `shipped_scenes()`.
+"""
+from sharnir.physics import (
+                             SHAPES,
+                             Box,
+                             Capsule,
+                             Cylinder,
+                             Ellipsoid,
+                             Material,
+                             Plane,
+                             Recording,
+                             SimulationError,
+                             Sphere,
+                             World,
+)
+from sharnir.scenes import SceneError, build_world, load_scene, read_scene, shipped_scenes
+
+__version__ = "0.1.0"
+
+__all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",
+           "Cylinder", "Ellipsoid", "Plane", "SHAPES", "SceneError", "build_world", "load_scene",
+           "read_scene", "shipped_scenes", "__version__"]

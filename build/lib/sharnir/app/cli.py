@@ -1,0 +1,464 @@
+"""The ``sharnir`` command: run scene files headless and report or save what happened.
+
+``sharnir run SCENE`` loads a scene (`scenes.read_scene`), steps it without a
+window, shows a progress bar on stderr and ends with a summary on stdout
+(optionally also as one JSON line) and optional CSV / NPZ recordings.  Every
+expected failure -- a bad scene, bad option values, a simulation that blows up,
+an output that cannot be written -- is one ``sharnir: error:`` message on stderr
+and exit status 2, never a traceback.
+
+``sharnir SCENE --screenshot OUT.png [--frames N]`` renders the scene after N
+frames headless (EGL, no display needed) into a PNG and exits.
+
+Without a command, ``sharnir`` (or ``sharnir SCENE``) opens the desktop app
+(`app.window`) on scenes/door.toml (or SCENE); without a display that is one error
+pointing to ``sharnir run`` and ``--screenshot``.
+"""
+
+import argparse
+import contextlib
+import csv
+import json
+import math
+import os
+import secrets
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from sharnir.scenes import (
+    SCENE_DIR,
+    SceneError,
+    build_world,
+    read_scene,
+    resolve_scene,
+    shipped_scenes,
+)
+
+DEFAULT_SCENE = SCENE_DIR / "door.toml"
+ERROR_STATUS = 2
+INTERRUPTED_STATUS = 130
+PROGRESS_CHUNKS = 50
+PROGRESS_LINES = 4  # when stderr is not a terminal (a log file), one line per quarter
+
+CONVENTIONS = """\
+conventions:
+  SI units (m, kg, s, N, N m), the world frame has z up, quaternions are
+  written (w, x, y, z) and angles are radians in scene files, CSV/NPZ/JSON
+  outputs and APIs; only the human-readable summary also shows degrees.
+"""
+
+RUN_EPILOG = CONVENTIONS + """
+outputs:
+  --csv   one row per step: t, then for every joint J: J.angle (J.position for
+          prismatic joints), J.velocity, J.friction, J.sliding (0 = stuck, 1 = sliding)
+  --npz   arrays t (steps,), body_names, body_pos (steps, nbody, 3),
+          body_quat (steps, nbody, 4) (bodies without the fixed world body),
+          joint_names, joint_types, and joint_coord, joint_velocity,
+          joint_friction, joint_sliding (steps, njoint) each; joint_sliding is boolean
+  --json  the summary as one JSON object on the last line of stdout
+  Outputs are written whole or not at all; missing folders are created.
+
+examples:
+  sharnir run scenes/door.toml --csv out/door.csv
+  sharnir run scenes/door.toml --set joints.hinge.friction=35 --json
+  sharnir run scenes/chain.toml --duration 2 --iterations 40
+"""
+
+
+COMMANDS = ("run",)
+
+
+class CliError(Exception):
+    """A failure to report as one ``sharnir: error:`` message with exit status 2."""
+
+
+def main(argv=None):
+    """Entry point of the ``sharnir`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # A scene (a file or a shipped scene's name) in the command's place is the app invocation
+    # (sharnir SCENE ...).
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        args = _app_parser().parse_args(argv)
+    else:
+        args = _parser().parse_args(argv)
+    try:
+        if args.list:
+            return _list()
+        if args.command is None:
+            return _default()
+        args.scene = resolve_scene(args.scene)
+        return args.handler(args)
+    except (CliError, SceneError) as exc:
+        _error(str(exc))
+        return ERROR_STATUS
+    except KeyboardInterrupt:
+        print("\nsharnir: interrupted", file=sys.stderr)
+        return INTERRUPTED_STATUS
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="sharnir",
+        description="Sharnir: articulated rigid bodies with Coulomb joint friction.",
+        epilog=CONVENTIONS + "\nWithout a command, sharnir opens the door scene in the app "
+               "window; SCENE is a file\nor a shipped scene's name (sharnir --list)."
+               "\n'sharnir SCENE --screenshot OUT.png [--frames N]' renders a PNG headless.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"sharnir {_version()}")
+    parser.add_argument("--list", action="store_true",
+                        help="list the shipped scenes, which can be named without a path")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        help="run a scene headless and report the result",
+        description="Run a scene file without a window, then print a summary of the final state.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.set_defaults(handler=_run, list=False)
+    run.add_argument("scene", metavar="SCENE",
+                     help="scene file (TOML) or a shipped scene's name (sharnir --list)")
+    run.add_argument("--duration", type=_positive_seconds, metavar="S",
+                     help="simulated seconds (default: the scene's duration, else 5)")
+    run.add_argument("--dt", type=float, metavar="S", help="time step in s (default: the scene's)")
+    run.add_argument("--iterations", type=int, metavar="N",
+                     help="solver velocity iterations per step (default: the scene's)")
+    run.add_argument("--budget-ms", type=float, metavar="X",
+                     help="wall-clock budget per step in ms, 0 = off (default: the scene's)")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                     help="override a scene value by dotted path, e.g. joints.hinge.friction=35 "
+                          "(VALUE is TOML; repeatable)")
+    run.add_argument("--csv", metavar="OUT.csv", help="write the joint series as CSV")
+    run.add_argument("--npz", metavar="OUT.npz", help="write body and joint series as NumPy .npz")
+    run.add_argument("--json", action="store_true",
+                     help="also print the summary as one JSON object on the last line of stdout")
+    return parser
+
+
+def _app_parser():
+    parser = argparse.ArgumentParser(
+        prog="sharnir",
+        usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]]",
+        description="Open a scene in the app, or with --screenshot render it headless to a PNG.",
+        epilog=CONVENTIONS + "\nexample:\n  sharnir scenes/door.toml --screenshot door.png "
+                             "--frames 30",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(command="app", handler=_app, list=False)
+    parser.add_argument("scene", metavar="SCENE",
+                        help="scene file (TOML) or a shipped scene's name (sharnir --list)")
+    parser.add_argument("--screenshot", metavar="OUT.png",
+                        help="render headless (no display needed) to this PNG and exit")
+    parser.add_argument("--frames", type=_frame_count, metavar="N",
+                        help="frames of 1/60 s to simulate before the screenshot (default: 1)")
+    parser.add_argument("--size", type=_picture_size, default=(800, 600), metavar="WxH",
+                        help="screenshot size in pixels (default: 800x600)")
+    return parser
+
+
+def _frame_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more (got {text})")
+    return value
+
+
+def _picture_size(text):
+    width, _, height = text.lower().partition("x")
+    try:
+        size = int(width), int(height)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT: {text!r}") from None
+    if min(size) < 1 or max(size) > 16384:
+        raise argparse.ArgumentTypeError(f"each side must be 1 to 16384 pixels (got {text})")
+    return size
+
+
+def _version():
+    try:
+        return metadata.version("sharnir")
+    except metadata.PackageNotFoundError:  # a source checkout that was never installed
+        return "unknown"
+
+
+def _positive_seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0 (got {text})")
+    return value
+
+
+def _list():
+    """The shipped scenes, one line each: name and description."""
+    scenes = shipped_scenes()
+    width = max(map(len, scenes), default=0)
+    for name, description in scenes.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def _default():
+    """No command: the desktop app on the default scene."""
+    return _open_window(DEFAULT_SCENE)
+
+
+def _open_window(scene):
+    read_scene(scene)  # a bad scene file is reported before anything loads
+    from sharnir.app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
+
+    try:
+        return run_app(scene)
+    except NoDisplayError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _error(message):
+    for line in message.splitlines() or [""]:
+        print(f"sharnir: error: {line}", file=sys.stderr)
+
+
+# --- sharnir SCENE -----------------------------------------------------------------
+
+
+def _app(args):
+    if args.screenshot is None:
+        if args.frames is not None:
+            raise CliError("--frames only applies with --screenshot")
+        return _open_window(args.scene)
+    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
+    from sharnir.render import RenderError, render_scene_png
+
+    width, height = args.size
+    try:
+        render_scene_png(args.scene, args.screenshot, frames=1 if args.frames is None
+                         else args.frames, width=width, height=height)
+    except (RenderError, SimulationError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"sharnir: wrote {args.screenshot} ({width}x{height})", file=sys.stderr)
+    return 0
+
+
+# --- sharnir run ------------------------------------------------------------------------
+
+
+def _run(args):
+    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
+
+    spec = read_scene(args.scene, args.sets)
+    world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
+                        source=args.scene)
+    duration = spec.duration if args.duration is None else args.duration
+    steps = round(duration / world.dt)
+    if steps < 1:
+        raise CliError(f"duration {duration:g} s is shorter than half a time step "
+                       f"(dt = {world.dt:g} s)")
+    with contextlib.ExitStack() as outputs:
+        # Opened before the run so that a bad path fails now, not after a long simulation.
+        csv_file = outputs.enter_context(_atomic_output(args.csv, text=True)) if args.csv else None
+        npz_file = outputs.enter_context(_atomic_output(args.npz, text=False)) if args.npz else None
+        _warm_up(world)
+        progress = _Progress(sys.stderr)
+        try:
+            rec = world.run(steps, record_bodies=npz_file is not None,
+                            chunk=math.ceil(steps / PROGRESS_CHUNKS), progress=progress)
+        except SimulationError as exc:
+            progress.abandon()
+            raise CliError(str(exc)) from None
+        except MemoryError:
+            progress.abandon()
+            raise CliError(f"not enough memory to record {steps} steps; "
+                           "try a shorter --duration") from None
+        if csv_file is not None:
+            _write_csv(csv_file, world, rec)
+        if npz_file is not None:
+            _write_npz(npz_file, world, rec)
+    summary = _summary(args.scene, world, rec)
+    print(_format_summary(summary))
+    if args.json:
+        print(json.dumps(summary, allow_nan=False))
+    return 0
+
+
+def _warm_up(world):
+    """Compile the kernels (or load them from numba's cache) before any step is timed,
+    with their progress on stderr."""
+    from sharnir.physics.warmup import ProgressPrinter, compile_step
+
+    report = ProgressPrinter(sys.stderr)
+    try:
+        compile_step(world, report)
+    finally:
+        report.close()
+
+
+class _Progress:
+    """A progress bar on stderr: redrawn in place on a terminal, a few lines in a log."""
+
+    WIDTH = 30
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.live = stream.isatty()
+        self.lines_done = 0
+        self.open_bar = False  # a bar is drawn and its line not yet ended
+
+    def __call__(self, done, total):
+        if self.live:
+            self.open_bar = done < total
+            filled = self.WIDTH * done // total
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            end = "\n" if done == total else ""
+            self.stream.write(f"\r[{bar}] {100 * done // total:3d}%  {done}/{total} steps{end}")
+        else:
+            reached = PROGRESS_LINES * done // total
+            if reached > self.lines_done:
+                self.lines_done = reached
+                self.stream.write(f"{100 * done // total:3d}%  {done}/{total} steps\n")
+        self.stream.flush()
+
+    def abandon(self):
+        """End a bar that stopped part-way, so the error starts on a line of its own."""
+        if self.open_bar:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- outputs ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _atomic_output(path, text):
+    """A file object for a temporary file next to ``path`` that replaces ``path`` only when
+    the block completes; on any failure the temporary file is removed."""
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"cannot write {path}: it is a folder")
+    # A dot file with a random part: invisible in listings and unique to this run.
+    temp = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(temp, "x", newline="", encoding="utf-8") if text else open(temp, "xb")
+    except (FileExistsError, NotADirectoryError):
+        raise CliError(f"cannot write {path}: part of its folder path is a file") from None
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        try:
+            with handle:
+                yield handle
+            os.replace(temp, target)
+        except OSError as exc:
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+
+
+def _write_csv(handle, world, rec):
+    names = world.joint_names
+    header = ["t"]
+    for j, name in enumerate(names):
+        header += [f"{name}.{world.joint_coord_name(j)}", f"{name}.velocity", f"{name}.friction",
+                   f"{name}.sliding"]
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(header)
+    sliding = rec.joint[:, :, 3].astype(int).tolist()
+    for t, joints, slides in zip(rec.t.tolist(), rec.joint.tolist(), sliding):
+        row = [t]
+        for (coord, velocity, friction, _), slide in zip(joints, slides):
+            row += [coord, velocity, friction, slide]
+        writer.writerow(row)
+
+
+def _write_npz(handle, world, rec):
+    np.savez(
+        handle,
+        t=rec.t,
+        body_names=np.array(world.body_names[1:], dtype=str),  # without the fixed world body
+        body_pos=rec.body_pos[:, 1:],
+        body_quat=rec.body_quat[:, 1:],
+        joint_names=np.array(world.joint_names, dtype=str),
+        joint_types=np.array(world.joint_types, dtype=str),
+        joint_coord=rec.joint[:, :, 0],
+        joint_velocity=rec.joint[:, :, 1],
+        joint_friction=rec.joint[:, :, 2],
+        joint_sliding=rec.joint[:, :, 3] > 0.5,
+    )
+
+
+# --- summary ----------------------------------------------------------------------------
+
+
+def _summary(scene, world, rec):
+    """The run's numbers as plain JSON-ready values (SI units, radians)."""
+    steps = len(rec.t)
+    iterations = rec.stats[:, 0]
+    final = rec.joint[-1]
+    return {
+        "scene": str(scene),
+        "steps": steps,
+        "dt": world.dt,
+        "sim_time": float(rec.t[-1]),
+        "wall_s": rec.wall_s,
+        "steps_per_s": steps / rec.wall_s if rec.wall_s > 0 else None,
+        "mean_iterations": float(iterations.mean()),
+        "max_iterations": int(iterations.max()),
+        "joints": {
+            name: {
+                "type": world.joint_types[j],
+                "coordinate_name": world.joint_coord_name(j),
+                "coordinate": float(final[j, 0]),
+                "velocity": float(final[j, 1]),
+                "friction": float(final[j, 2]),
+                "sliding": bool(final[j, 3] > 0.5),
+            }
+            for j, name in enumerate(world.joint_names)
+        },
+    }
+
+
+def _format_summary(s):
+    """The summary for people: degrees next to radians, units on every number."""
+    speed = f"{s['steps_per_s']:.0f} steps/s" if s["steps_per_s"] else "too fast to time"
+    lines = [
+        f"scene        {s['scene']}",
+        f"steps        {s['steps']} x {s['dt']:g} s = {s['sim_time']:g} s simulated",
+        f"wall time    {s['wall_s']:.4g} s stepping ({speed})",
+        f"iterations   mean {s['mean_iterations']:.2f}, max {s['max_iterations']} per step",
+    ]
+    if not s["joints"]:
+        return "\n".join(lines)
+    rows = [("joint", "type", "final coordinate", "velocity", "friction", "")]
+    for name, j in s["joints"].items():
+        rows.append((name, j["type"], *_joint_cells(j)))
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    lines.append("")
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _joint_cells(j):
+    if j["type"] == "fixed":
+        return "welded", "", "", ""
+    state = "sliding" if j["sliding"] else "stuck"
+    if j["coordinate_name"] == "position":
+        return (f"{j['coordinate']:.6g} m", f"{j['velocity']:.4g} m/s", f"{j['friction']:.4g} N",
+                state)
+    angle = j["coordinate"]
+    return (f"{math.degrees(angle):.3f} deg ({angle:.6g} rad)", f"{j['velocity']:.4g} rad/s",
+            f"{j['friction']:.4g} N m", state)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

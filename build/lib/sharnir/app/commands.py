@@ -1,0 +1,88 @@
+"""Commands: what other threads ask the physics thread to do, applied between two steps.
+
+Each command is a small immutable value; `PhysicsThread.send` queues it.  Values are
+checked when the physics thread applies the command: a refused value leaves the setting
+as it was and the reason appears in the next snapshot's `error`.
+"""
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Stop advancing time."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Advance time again, paced to the wall clock from now on."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Pause (if running) and advance exactly one step."""
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Rebuild the world from its scene file (read again) or its factory; the live edits
+    (settings, friction, forces) are dropped. Paused stays paused."""
+
+
+@dataclass(frozen=True)
+class SetSpeed:
+    """Slow motion: simulated seconds per wall second, from 1/32 to 4."""
+    factor: float
+
+
+@dataclass(frozen=True, init=False)
+class Configure:
+    """World settings by keyword: dt, gravity, iterations, position_iterations, tolerance,
+    budget_ms, warm_start, manifold_reuse. All or none of them change."""
+    settings: Mapping[str, Any]
+
+    def __init__(self, **settings):
+        object.__setattr__(self, "settings", MappingProxyType(dict(settings)))
+
+
+@dataclass(frozen=True)
+class SetFriction:
+    """A joint's (by name or index) Coulomb friction limit, N m or N."""
+    joint: str | int
+    value: float
+
+
+@dataclass(frozen=True)
+class SetBodyForce:
+    """A force at a body's centre of mass and a torque, world frame, acting until changed
+    (for dragging a body with the mouse; send zeros to let go)."""
+    body: str | int
+    force: Sequence[float] = (0.0, 0.0, 0.0)
+    torque: Sequence[float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class MoveBody:
+    """Place a free (unjointed) dynamic body by hand, at rest: centre of mass `pos` and
+    orientation `quat` (w, x, y, z), world frame (dragging while paused)."""
+    body: str | int
+    pos: Sequence[float]
+    quat: Sequence[float]
+
+
+@dataclass(frozen=True)
+class Load:
+    """Replace the world by the scene in this file; a bad file keeps the current world."""
+    path: str | Path
+
+
+@dataclass(frozen=True)
+class Quit:
+    """End the physics thread (see PhysicsThread.stop)."""
+
+
+Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
+           | MoveBody | Load | Quit)

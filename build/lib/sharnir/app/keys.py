@@ -1,0 +1,49 @@
+"""The window's controls: the keyboard shortcuts the app acts on and the help text (F1).
+
+`HELP` lists every control, mouse included, as (control, what it does) rows; the F1
+overlay shows it as is, so it stays the one description of the controls.
+"""
+from pyglet.window import key
+
+# Keyboard shortcuts: pyglet key symbol -> action name (methods of the App: action_<name>).
+SHORTCUTS = {
+    key.SPACE: "toggle_pause",
+    key.RIGHT: "step",
+    key.BACKSPACE: "reset",
+    key.F: "frame",
+    key.G: "focus",
+    key.J: "toggle_joints",
+    key.C: "toggle_centres",
+    key.H: "toggle_shadows",
+    key.K: "toggle_contacts",
+    key.F1: "toggle_help",
+    key.F12: "screenshot",
+    key.ESCAPE: "quit",
+}
+
+# Keys that act even while a panel text field has the keyboard.
+ALWAYS_ACTIVE = frozenset({key.F1, key.F12, key.ESCAPE})
+
+HELP = (
+    ("Space", "pause / resume the simulation"),
+    ("Right arrow", "pause and advance one step"),
+    ("Backspace", "reset the scene (reads the file again; live edits are dropped)"),
+    ("F", "frame the whole scene"),
+    ("G", "focus the camera on the last body grabbed (its centre of mass)"),
+    ("J", "show / hide joint anchors (blue: friction holds, orange: sliding) and axes"),
+    ("C", "show / hide the centres of mass"),
+    ("H", "show / hide the shadows on the ground"),
+    ("K", "show / hide contact points (green: sticking, red: sliding) and contact forces"),
+    ("F1", "show / hide this help"),
+    ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
+    ("Escape / close", "stop the simulation and quit"),
+    ("Left drag on a body", "pull it toward the cursor with a spring (in the view plane); "
+                            "while paused a free body follows the cursor directly, a "
+                            "jointed one is pulled at the next step"),
+    ("Ctrl + left drag on a body", "turn it about the view axis (drag right: clockwise)"),
+    ("Left drag elsewhere", "orbit the camera around its target"),
+    ("Right or middle drag", "pan the camera"),
+    ("Mouse wheel", "zoom in / out"),
+    ("Panel sliders", "drag, or Ctrl+click to type a value; out-of-range values are clamped"),
+    ("Joints: plot", "tick to plot the joint's velocity (last 10 s of simulated time)"),
+)

@@ -1,0 +1,375 @@
+"""The physics thread: steps a World at a fixed dt, paced to the wall clock, and publishes
+Snapshots for the window to draw.
+
+After `start()` only this thread touches the World.  Other threads talk to it with
+commands (`send`) and read it through `snapshot`, the latest published `Snapshot`.  Each
+loop iteration does all the steps that are due in one `World.run(k)` call -- one nogil
+kernel call -- so the render thread runs beside it rather than waiting for the GIL.
+
+No exception ends the thread: a refused command is reported in the snapshot's `error`, and
+a simulation that goes non-finite pauses with the engine's message there.
+"""
+import math
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from sharnir.physics import SimulationError, World
+from sharnir.physics.warmup import compile_step
+from sharnir.scenes import load_scene
+
+from .commands import (
+    Command,
+    Configure,
+    Load,
+    MoveBody,
+    Pause,
+    Quit,
+    Reset,
+    Resume,
+    SetBodyForce,
+    SetFriction,
+    SetSpeed,
+    Step,
+)
+from .snapshot import Snapshot, Telemetry
+
+SPEED_MIN, SPEED_MAX = 1.0 / 32.0, 4.0
+# Simulated seconds one iteration may catch up: a scene slower than real time falls behind
+# (the real-time factor shows it) instead of owing ever more steps (a spiral of death).
+MAX_CATCH_UP_S = 0.1
+# The shortest wait between iterations: with a tiny dt, steps are batched rather than run
+# one Python round trip each.
+MIN_WAIT_S = 0.001
+RTF_WINDOW_S = 1.0  # wall seconds the achieved real-time factor is averaged over
+# Telemetry kept in each snapshot's history: a reader polling at least this often (in
+# wall seconds) misses no step. The row cap bounds memory when dt is tiny.
+HISTORY_S = 1.0
+HISTORY_MAX_ROWS = 20_000
+# The interpreter's thread switch interval while the thread runs (default 5 ms): the render
+# thread gets the GIL back quickly whenever this thread runs Python between kernel calls.
+SWITCH_INTERVAL_S = 0.0005
+
+
+class PhysicsThread(threading.Thread):
+    """Runs the world from `source`: a scene file path, or a function returning a World.
+
+    The first world is built here, in the caller's thread, so a bad scene file raises
+    `SceneError` at once. `scene` names a world built in code (default: the function's
+    name). The thread starts running unless `paused`.
+    """
+
+    def __init__(self, source, *, scene=None, speed=1.0, paused=False):
+        # A daemon: if the program dies without stop() (an exception in the window code),
+        # the process still ends instead of waiting forever on this thread.
+        super().__init__(name="physics", daemon=True)
+        if not callable(source):
+            source = str(source)
+        self._source = source
+        self._commands = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._snapshot = None
+        self._saved_switch_interval = None
+        self._speed = float(speed)
+        if not SPEED_MIN <= self._speed <= SPEED_MAX:
+            raise ValueError(f"speed must be between 1/32 and 4 (got {speed})")
+        self._paused = bool(paused)
+        self._ready = False
+        self._compile_progress = None   # (kernels done, total, seconds) while compiling
+        self._error, self._error_count = None, 0
+        self._generation = 0
+        self._owed = 0.0            # simulated seconds due but not yet stepped
+        self._sim_total = 0.0       # simulated seconds stepped, over all worlds (for the RTF)
+        self._rates = deque()       # (wall s, _sim_total) samples for the RTF
+        self._pending = []          # Recordings stepped since the last publish
+        self._history = deque()     # (wall s, Telemetry) published recently
+        self._history_rows = 0
+        self._changed = False
+        self._install(self._build(source), scene or self._scene_name(source))
+        self._publish()
+
+    # ---- the other threads' side ----------------------------------------------------------
+    @property
+    def snapshot(self):
+        """The latest published Snapshot (never None, never half-written)."""
+        with self._lock:
+            return self._snapshot
+
+    def send(self, command):
+        """Queue a command; the thread applies it before its next step."""
+        if not isinstance(command, Command):
+            raise TypeError(f"not a physics command: {command!r}")
+        self._commands.put(command)
+
+    def start(self):
+        """Start the thread; until `stop`, the interpreter switches threads every 0.5 ms."""
+        self._saved_switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        super().start()
+
+    def stop(self, timeout=5.0):
+        """Ask the thread to end (after the commands already sent) and wait up to `timeout`
+        s; True if it has ended."""
+        self.send(Quit())
+        if self.ident is not None:
+            self.join(timeout)
+        if self.is_alive():
+            return False
+        if self._saved_switch_interval is not None:
+            sys.setswitchinterval(self._saved_switch_interval)
+            self._saved_switch_interval = None
+        return True
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def run(self):
+        self._guarded("starting the physics", self._warm_up)
+        last = time.perf_counter()
+        wait = MIN_WAIT_S
+        while True:
+            commands = self._receive(wait)
+            now = time.perf_counter()
+            if not self._paused:
+                self._owed = min(self._owed + (now - last) * self._speed, MAX_CATCH_UP_S)
+            last = now
+            for command in commands:
+                if isinstance(command, Quit):
+                    self._guarded("publishing", self._publish)
+                    return
+                self._guarded(type(command).__name__, self._apply, command)
+            if not self._paused:
+                self._guarded("stepping", self._step_due)
+            if self._changed:
+                self._guarded("publishing", self._publish)
+            # Sleep until the next step is due; a command wakes the thread earlier.
+            wait = None if self._paused else max(
+                MIN_WAIT_S, (self._world.dt - self._owed) / self._speed)
+
+    def _warm_up(self):
+        self._compile()
+        if not self._paused:
+            self._start_rates()
+        self._publish()
+
+    def _compile(self):
+        """Make the world's step kernel ready: loaded from numba's cache, or compiled in a
+        child process (the window keeps the interpreter) with its progress published."""
+        self._ready = False
+        self._compile_progress = None
+        self._publish()
+        try:
+            compile_step(self._world, self._publish_compile_progress)
+        finally:
+            self._ready = True
+            self._compile_progress = None
+
+    def _publish_compile_progress(self, done, total, elapsed):
+        self._compile_progress = (int(done), int(total), float(elapsed))
+        with self._lock:
+            if self._snapshot is not None:
+                self._snapshot = replace(self._snapshot,
+                                         compile_progress=self._compile_progress)
+
+    def _receive(self, wait):
+        """The commands that arrive within `wait` s (None: until one does), in order."""
+        try:
+            commands = [self._commands.get(timeout=wait)]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                commands.append(self._commands.get_nowait())
+            except queue.Empty:
+                return commands
+
+    def _step_due(self):
+        dt = self._world.dt
+        k = math.floor(self._owed / dt + 1e-9)  # the epsilon absorbs rounding of owed
+        if k > 0:
+            self._owed = max(0.0, self._owed - k * dt)
+            self._advance(k)
+
+    def _advance(self, k):
+        try:
+            rec = self._world.run(k)
+        except SimulationError as exc:
+            self._set_paused(True)
+            self._report(f"{exc}; paused (reset to start again)")
+            return
+        self._pending.append(rec)
+        self._step += k
+        self._sim_total += k * self._world.dt
+        if not self._paused:
+            self._sample_rate(time.perf_counter())
+        self._changed = True
+
+    def _guarded(self, what, action, *args):
+        """Run one action; an exception becomes a reported problem, never the thread's end."""
+        try:
+            action(*args)
+        except Exception as exc:  # noqa: BLE001  (a bug must not stop the simulation)
+            self._report(f"{what}: {type(exc).__name__}: {exc}")
+
+    # ---- commands ---------------------------------------------------------------------------
+    def _apply(self, command):
+        self._changed = True
+        match command:
+            case Pause():
+                self._set_paused(True)
+            case Resume():
+                self._set_paused(False)
+            case Step():
+                self._set_paused(True)
+                self._advance(1)
+            case Reset():
+                self._replace(self._source, f"reset: could not rebuild {self._scene}")
+            case Load(path=path):
+                self._replace(str(path), None)
+            case SetSpeed(factor=factor):
+                self._set_speed(factor)
+            case Configure(settings=settings):
+                self._refusing("configure", self._world.configure, **settings)
+            case SetFriction(joint=joint, value=value):
+                self._refusing("friction", self._world.set_friction, joint, value)
+            case SetBodyForce(body=body, force=force, torque=torque):
+                self._refusing("body force", self._world.set_body_force, body, force, torque)
+            case MoveBody(body=body, pos=pos, quat=quat):
+                self._refusing("move body", self._world.set_body_pose, body, pos, quat)
+
+    def _refusing(self, what, action, *args, **kwargs):
+        """Apply a live edit; a refused value (the World checks) keeps the old one."""
+        try:
+            action(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            self._report(f"{what}: {exc}; the previous value is kept")
+
+    def _set_paused(self, paused):
+        if paused:
+            self._owed = 0.0
+        elif self._paused:
+            self._start_rates()
+        self._paused = paused
+
+    def _set_speed(self, factor):
+        try:
+            value = float(factor)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not SPEED_MIN <= value <= SPEED_MAX:  # also refuses NaN
+            self._report(f"speed must be between 1/32 and 4 (got {factor}); "
+                         "the previous value is kept")
+            return
+        self._speed = value
+        self._start_rates()
+
+    def _replace(self, source, failure):
+        """Build a world from `source` and run it instead of the current one; if that fails
+        the current world keeps running and the reason is reported."""
+        try:
+            world = self._build(source)
+        except Exception as exc:  # noqa: BLE001  (SceneError, or anything a factory raises)
+            self._report(f"{failure}: {exc}" if failure else str(exc))
+            return
+        if self._pending:
+            self._publish()  # the old world's last steps go out under its own generation
+        self._source = source
+        self._install(world, self._scene_name(source))
+        if self._ready:   # a world of the other kind (with or without contacts) compiles here
+            self._compile()
+        self._changed = True
+
+    # ---- worlds -----------------------------------------------------------------------------
+    @staticmethod
+    def _build(source):
+        if callable(source):
+            world = source()
+            if not isinstance(world, World):
+                raise TypeError(f"the world factory returned {type(world).__name__}, "
+                                "not a World")
+            return world
+        return load_scene(source)
+
+    @staticmethod
+    def _scene_name(source):
+        return getattr(source, "__name__", "world") if callable(source) else Path(source).stem
+
+    def _install(self, world, scene):
+        self._world, self._scene = world, scene
+        self._generation += 1
+        self._step = 0
+        self._pending.clear()
+        self._history.clear()
+        self._history_rows = 0
+        self._error = None
+        # What does not change while this world runs, shared by all its snapshots.
+        self._static = dict(
+            body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),
+            body_jointed=tuple(world.body_jointed), joint_limits=tuple(world.joint_limits),
+            joint_names=tuple(world.joint_names), joint_types=tuple(world.joint_types),
+            joint_coord_names=tuple(world.joint_coord_name(j)
+                                    for j in range(len(world.joint_names))))
+
+    # ---- publishing -------------------------------------------------------------------------
+    def _report(self, message):
+        self._error = message
+        self._error_count += 1
+        self._changed = True
+
+    def _start_rates(self):
+        self._rates.clear()
+        self._rates.append((time.perf_counter(), self._sim_total))
+
+    def _sample_rate(self, now):
+        self._rates.append((now, self._sim_total))
+        while len(self._rates) > 2 and self._rates[1][0] <= now - RTF_WINDOW_S:
+            self._rates.popleft()
+
+    def _realtime_factor(self):
+        if self._paused or len(self._rates) < 2:
+            return 0.0
+        (w0, s0), (w1, s1) = self._rates[0], self._rates[-1]
+        return (s1 - s0) / (w1 - w0) if w1 > w0 else 0.0
+
+    def _telemetry(self):
+        """The pending recordings as one chunk, added to the history."""
+        nj = len(self._static["joint_names"])
+        first = self._step + 1 - sum(len(rec.t) for rec in self._pending)
+        if not self._pending:
+            return Telemetry.empty(first, nj)
+        recs, self._pending = self._pending, []
+        chunk = Telemetry(first, np.concatenate([r.t for r in recs]),
+                          np.concatenate([r.joint for r in recs]),
+                          np.concatenate([r.stats for r in recs]))
+        now = time.perf_counter()
+        self._history.append((now, chunk))
+        self._history_rows += len(chunk)
+        while len(self._history) > 1 and (self._history[0][0] < now - HISTORY_S
+                                          or self._history_rows > HISTORY_MAX_ROWS):
+            self._history_rows -= len(self._history.popleft()[1])
+        return chunk
+
+    def _publish(self):
+        w = self._world
+        anchor, axis = w.joint_frames_world()
+        contacts = w.contacts()
+        snapshot = Snapshot(
+            scene=self._scene, source=None if callable(self._source) else self._source,
+            generation=self._generation, step=self._step, time=w.time, dt=w.dt,
+            paused=self._paused, ready=self._ready, speed=self._speed,
+            compile_progress=self._compile_progress,
+            realtime_factor=self._realtime_factor(), settings=w.settings,
+            body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
+            telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
+            error=self._error, error_count=self._error_count, joint_anchor=anchor,
+            joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
+            contact_force=contacts["force"], contact_sliding=contacts["sliding"],
+            **self._static)
+        with self._lock:
+            self._snapshot = snapshot
+        self._changed = False
+

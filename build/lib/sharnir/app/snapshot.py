@@ -1,0 +1,126 @@
+"""Snapshots: the immutable view of the simulation that the physics thread publishes.
+
+The physics thread builds a new `Snapshot` after each batch of steps (or change) and swaps
+one reference to it; readers keep whichever snapshot they grabbed for as long as they like.
+Nothing in a snapshot can change after it is built: its arrays are private copies marked
+read-only, its sequences are tuples and its settings a read-only mapping.
+
+Per-step telemetry comes in `Telemetry` chunks numbered by step.  A reader that polls more
+slowly than the thread publishes still sees every step through `Snapshot.history`, the
+chunks of the last second or so; step numbers tell it which rows it already has.
+"""
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+# The last axis of the joint telemetry (World.run's Recording.joint).
+JOINT_CHANNELS = ("coord", "velocity", "friction", "sliding")
+# The last axis of the solver statistics (Recording.stats).
+STAT_CHANNELS = ("iterations", "residual", "seconds")
+
+
+def _frozen(value, dtype=float):
+    """A read-only private copy, so that neither the giver nor a reader can change it."""
+    a = np.array(value, dtype=dtype)
+    a.flags.writeable = False
+    return a
+
+
+def _set(obj, name, value):
+    object.__setattr__(obj, name, value)  # the one way to fill in a frozen dataclass
+
+
+@dataclass(frozen=True, eq=False)
+class Telemetry:
+    """The series of consecutive steps first_step .. last_step of one world (steps count
+    from 1 after a load or reset): row i is step first_step + i."""
+    first_step: int
+    t: np.ndarray       # (k,) simulated time after each step, s
+    joint: np.ndarray   # (k, njoint, 4) channels JOINT_CHANNELS
+    stats: np.ndarray   # (k, 3) channels STAT_CHANNELS
+
+    def __post_init__(self):
+        _set(self, "first_step", int(self.first_step))
+        for name in ("t", "joint", "stats"):
+            _set(self, name, _frozen(getattr(self, name)))
+
+    @classmethod
+    def empty(cls, first_step, njoint):
+        return cls(first_step, np.zeros(0), np.zeros((0, njoint, 4)), np.zeros((0, 3)))
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    @property
+    def last_step(self):
+        """The number of the last row's step (first_step - 1 when there are no rows)."""
+        return self.first_step + len(self) - 1
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The state of the simulation after `step` steps of world number `generation`."""
+    scene: str                      # a name to show: the file's stem or the factory's name
+    source: str | None              # the scene file, None for a world built in code
+    generation: int                 # goes up at every load and reset; step counts restart
+    step: int                       # steps done in this world
+    time: float                     # simulated time, s
+    dt: float                       # s
+    paused: bool
+    ready: bool                     # False while the physics kernels compile or load
+    speed: float                    # the requested slow-motion factor
+    realtime_factor: float          # achieved: simulated s per wall s, recent average
+    settings: Mapping[str, Any]     # World.settings: dt, gravity, iterations, ...
+    body_names: tuple
+    body_shapes: tuple              # physics shapes (None for shapeless bodies)
+    body_pos: np.ndarray            # (nbody, 3)
+    body_quat: np.ndarray           # (nbody, 4) (w, x, y, z)
+    joint_names: tuple
+    joint_types: tuple
+    joint_coord_names: tuple        # "angle" or "position", for labels and CSV columns
+    friction_limit: np.ndarray      # (njoint,) N m or N
+    telemetry: Telemetry            # every step since the previous snapshot
+    history: tuple                  # Telemetry of about the last second, oldest first
+                                    # (the last one is `telemetry` if that has rows)
+    error: str | None = None        # the latest problem, cleared by a load or reset
+    error_count: int = 0            # goes up with every problem: tells a new one from an old
+    body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
+    joint_limits: tuple | None = None  # (njoint,) (lower, upper) or None per joint
+    joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
+    joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)
+    contact_point: np.ndarray | None = None   # (k, 3) contact points of the last step, world
+    contact_normal: np.ndarray | None = None  # (k, 3) their normals (A to B)
+    contact_force: np.ndarray | None = None   # (k, 3) contact force on B (normal + sliding), N
+    contact_sliding: np.ndarray | None = None  # (k,) bool: friction at the cone
+    compile_progress: tuple | None = None  # (kernels done, total, elapsed s) while compiling
+
+    def __post_init__(self):
+        _set(self, "body_pos", _frozen(self.body_pos))
+        _set(self, "body_quat", _frozen(self.body_quat))
+        _set(self, "friction_limit", _frozen(self.friction_limit))
+        for name in ("joint_anchor", "joint_axis", "contact_point", "contact_normal",
+                     "contact_force"):
+            if getattr(self, name) is not None:
+                _set(self, name, _frozen(getattr(self, name)))
+        if self.contact_sliding is not None:
+            _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
+        _set(self, "settings", MappingProxyType(dict(self.settings)))
+        for name in ("body_names", "body_shapes", "body_jointed", "joint_names", "joint_types",
+                     "joint_coord_names", "history"):
+            _set(self, name, tuple(getattr(self, name)))
+
+    # The telemetry of this snapshot's own steps, under the names World.run's Recording uses.
+    @property
+    def t(self):
+        return self.telemetry.t
+
+    @property
+    def joint(self):
+        return self.telemetry.joint
+
+    @property
+    def stats(self):
+        return self.telemetry.stats

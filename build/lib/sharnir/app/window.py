@@ -1,0 +1,561 @@
+"""The desktop app: a pyglet window drawing the physics thread's latest snapshot, with an
+orbit camera, keyboard shortcuts (`app.keys`), the ImGui control panel (`app.panel`) and
+dragging bodies with the mouse (`app.drag`).
+
+Rendering never waits for the physics: each frame reads `PhysicsThread.snapshot` and
+draws it.  Every frame goes into an offscreen framebuffer that is then copied to the
+window, so a screenshot (F12) is exactly what is on screen, panel included.
+`run_frames(n)` draws n frames without pyglet's event loop (tests, headless use); `run()`
+is the interactive loop.  Under ``PYGLET_HEADLESS=1`` the window is an EGL pbuffer.
+"""
+import math
+import sys
+import time
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+import moderngl
+import numpy as np
+
+from sharnir.physics.warmup import ProgressPrinter
+from sharnir.render.camera import OrbitCamera
+from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
+from sharnir.render.renderer import Renderer
+from sharnir.render.screenshot import _write_png
+
+from .commands import MoveBody, Reset, SetBodyForce, Step
+from .drag import Drag, SpringDrawing, cursor_ray, pick
+from .physics_thread import PhysicsThread
+from .plot_buffer import PlotBuffer
+
+ORBIT_RAD_PER_PX = 0.008
+PITCH_LIMIT = math.radians(89.0)
+ZOOM_PER_NOTCH = 0.9
+FRAME_INTERVAL_S = 1.0 / 60.0
+COMPILING_FRAME_S = 0.25  # while the kernels compile, the scene and panel redraw this often
+PANEL_WIDTH = 480  # px, the panel's width when the window opens
+
+
+def _latest_sliding(snap):
+    """Each joint's sliding flag at the latest step in the snapshot's history (0 if none)."""
+    for chunk in reversed(snap.history):
+        if len(chunk):
+            return chunk.joint[-1, :, 3]
+    return None
+
+
+def _dynamic_centres(snap):
+    """Centres of mass of the bodies with a shape (body 0, the world, has none)."""
+    return np.asarray([p for p, shape in zip(snap.body_pos, snap.body_shapes)
+                       if shape is not None]).reshape(-1, 3)
+
+
+def _force_scale(snap):
+    """Metres of line per newton of contact force: the weight of a body of the median size
+    (mass estimated at water density) is drawn as long as that body is big, so forces read
+    on any scale.  Depends only on the world: computed once per world (App._scene_changed)."""
+    g = float(np.linalg.norm(snap.settings.get("gravity", (0.0, 0.0, -9.81)))) or 9.81
+    sizes = [max(shape.size) for shape in snap.body_shapes
+             if shape is not None and max(shape.size) > 0.0]
+    if not sizes:
+        return 0.0
+    size = float(np.median(sizes))
+    return size / (1000.0 * (2.0 * size) ** 3 * g)
+
+
+def _finish_without_gil(ctx):
+    """Wait for the GL to finish this frame's drawing with the GIL released.
+
+    moderngl's calls hold the GIL, and a software GL (Mesa llvmpipe) rasterises a frame
+    inside whichever call first needs the pixels (here the copy to the window): tens of
+    milliseconds in which the physics thread, which needs the GIL between its nogil kernel
+    calls, cannot run.  pyglet's GL functions go through ctypes, which releases the GIL, so
+    its glFinish does that work while the physics thread steps.  Measured on llvmpipe (2 cores,
+    chain scene, unpaced): 837 steps/s beside the renderer without this, 5,062 with it.
+    """
+    from pyglet import gl
+
+    _ = ctx.error  # pyglet checks glGetError after its calls: clear what moderngl's left
+    gl.glFinish()
+
+
+def _present(ctx, target):
+    """Copy the frame from the offscreen target to the window's back buffer.
+
+    Through pyglet's GL, not moderngl: moderngl's `ctx.screen` sets the default framebuffer's
+    draw buffer to GL_COLOR_ATTACHMENT0, which a window's framebuffer does not have, so its
+    copy was GL_INVALID_OPERATION and the window stayed black (under X; the EGL tests read
+    the target, never the window).  The target is resolved first: a multisampled blit needs
+    the same format on both sides, and the window's is not RGBA8."""
+    from pyglet import gl
+
+    src = target.resolve()
+    w, h = target.size
+    _ = ctx.error  # (pyglet checks glGetError after its calls)
+    gl.glBindFramebuffer(gl.GL_READ_FRAMEBUFFER, src.glo)
+    gl.glReadBuffer(gl.GL_COLOR_ATTACHMENT0)
+    gl.glBindFramebuffer(gl.GL_DRAW_FRAMEBUFFER, 0)
+    gl.glDrawBuffer(gl.GL_BACK)
+    gl.glBlitFramebuffer(0, 0, w, h, 0, 0, w, h, gl.GL_COLOR_BUFFER_BIT, gl.GL_NEAREST)
+    src.use()   # moderngl binds what it believes is bound (a later read would fail on 0)
+
+
+class NoDisplayError(Exception):
+    """No display to open a window on."""
+
+
+def _open_window(width, height, title):
+    import pyglet
+
+    headless = bool(pyglet.options["headless"])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            import pyglet.gl
+            import pyglet.window
+
+            kwargs = {"resizable": True, "visible": not headless,
+                      "config": gl_config(pyglet.gl)}
+            try:  # file_drops: dropping a scene file on the window opens it (on_file_drop)
+                return pyglet.window.Window(width, height, title, file_drops=True, **kwargs)
+            except TypeError:  # a pyglet without file drops
+                return pyglet.window.Window(width, height, title, **kwargs)
+    except Exception as exc:  # noqa: BLE001  (pyglet raises many kinds: no display, no GL...)
+        if type(exc).__name__ == "NoSuchDisplayException":
+            raise NoDisplayError(
+                "no display to open the window on; use 'sharnir run SCENE' for a headless "
+                "run, or 'sharnir SCENE --screenshot OUT.png' for a picture") from None
+        raise NoDisplayError(f"cannot open an OpenGL {GL_VERSION[0]}.{GL_VERSION[1]} window "
+                             f"({type(exc).__name__}: {exc})") from None
+
+
+class App:
+    """The window app for one scene file; `panel=False` draws the 3D view alone."""
+
+    def __init__(self, scene, width=1280, height=800, paused=False, panel=True,
+                 screenshot_dir="."):
+        self.thread = PhysicsThread(scene, paused=paused)  # a bad scene fails before a window
+        self.window = _open_window(width, height, f"Sharnir - {self.thread.snapshot.scene}")
+        import pyglet
+        self.headless = bool(pyglet.options["headless"])   # (an EGL pbuffer: nothing to show)
+        self.ctx = moderngl.create_context(require=GL_VERSION[0] * 100 + GL_VERSION[1] * 10)
+        self.renderer = Renderer(self.ctx)
+        self.camera = OrbitCamera()
+        self.target = None
+        self.plot = PlotBuffer(seconds=10.0)
+        self.screenshot_dir = Path(screenshot_dir)
+        self.show_help = False
+        self.show_joints, self.show_centres, self.show_shadows = True, False, True
+        self.show_contacts = True
+        self.selected = None        # the body last grabbed (G focuses on it)
+        first = self.thread.snapshot
+        self._shown = (first.generation, first.scene, first.source)  # the world on screen
+        self._force_scale = _force_scale(first)  # contact force lines, m per N
+        self.closed = False
+        self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
+        self._spring = None         # its drawing, made at the first drag
+        self._mass_cache = None     # (generation, body_mass, body_inertia)
+        self.last_screenshot = None
+        self._compile_printer = None   # compile progress in the terminal (warmup.py)
+        self._full_frame_time = 0.0    # when the scene and panel were last drawn
+        self._frame_time = time.perf_counter()
+        self.gui = self.panel_state = None
+        if panel:
+            from .imgui_glue import ImGuiLayer
+            from .panel import PanelState
+
+            self.gui, self.panel_state = ImGuiLayer(), PanelState()
+        self.window.push_handlers(self)
+        self.action_frame()
+        self.thread.start()
+
+    # ---- frames -----------------------------------------------------------------------------
+    @property
+    def snapshot(self):
+        return self.thread.snapshot
+
+    def draw_frame(self):
+        """Draw the latest snapshot (and the panel) into the offscreen target and the window."""
+        snap = self.thread.snapshot
+        self._report_compile(snap)
+        fb_size = self.window.get_framebuffer_size()
+        now = time.perf_counter()
+        if (not snap.ready and self.target is not None and self.target.size == tuple(fb_size)
+                and now - self._full_frame_time < COMPILING_FRAME_S):
+            # while the kernels compile, redraw a few times a second and otherwise show the
+            # last frame again: software GL would take the compiler's CPU
+            if not self.headless:
+                _present(self.ctx, self.target)
+            return
+        self._full_frame_time = now
+        self.plot.feed(snap)
+        if (snap.generation, snap.scene) != self._shown[:2]:
+            self._scene_changed(snap)
+        target = self._target_for(fb_size)
+        target.use()
+        self.ctx.viewport = (0, 0, *fb_size)
+        aspect = fb_size[0] / max(fb_size[1], 1)
+        joints = self.show_joints and snap.joint_anchor is not None and len(snap.joint_names)
+        self.renderer.draw(
+            self.camera, aspect, snap.body_pos, snap.body_quat, snap.body_shapes,
+            joint_anchors=snap.joint_anchor if joints else None,
+            joint_sliding=_latest_sliding(snap) if joints else None,
+            joint_axes=snap.joint_axis if joints else None,
+            centres=_dynamic_centres(snap) if self.show_centres else None,
+            shadows=self.show_shadows,
+            contact_points=snap.contact_point if self.show_contacts else None,
+            contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
+            force_scale=self._force_scale if self.show_contacts else 0.0)
+        if self.drag is not None:
+            self._pull(snap)
+        if self.gui is not None:
+            self._draw_gui(snap, fb_size)
+        _finish_without_gil(self.ctx)
+        if not self.headless:
+            _present(self.ctx, target)
+
+    def _report_compile(self, snap):
+        """The kernels' compile progress, also in the terminal (first run only)."""
+        if snap.compile_progress is not None:
+            if self._compile_printer is None:
+                self._compile_printer = ProgressPrinter(sys.stderr)
+            self._compile_printer(*snap.compile_progress)
+        elif snap.ready and self._compile_printer is not None:
+            self._compile_printer.close()
+            self._compile_printer = None
+
+    def _scene_changed(self, snap):
+        """A new world: a reset keeps the view; another scene is framed and titled."""
+        if snap.scene != self._shown[1] or snap.source != self._shown[2]:
+            self.window.set_caption(f"Sharnir - {snap.scene}")
+            self.action_frame()
+        self._shown = (snap.generation, snap.scene, snap.source)
+        self._force_scale = _force_scale(snap)
+
+    def _draw_gui(self, snap, fb_size):
+        from . import panel
+        from .keys import HELP
+
+        now = time.perf_counter()
+        self.gui.new_frame(self.window.get_size(), fb_size, now - self._frame_time)
+        self._frame_time = now
+        panel.draw_panel(snap, self.thread.send, self.panel_state, self.plot, PANEL_WIDTH,
+                         drag=self.drag)
+        if self.show_help:
+            panel.draw_help(HELP)
+        self.ctx.disable(moderngl.DEPTH_TEST)
+        self.gui.render()
+
+    def _target_for(self, size):
+        if self.target is None or self.target.size != tuple(size):
+            if self.target is not None:
+                self.target.release()
+            self.target = OffscreenTarget(self.ctx, *size)
+        return self.target
+
+    def run_frames(self, n):
+        """Draw n frames now, handling pending window events, without pyglet's loop."""
+        for _ in range(n):
+            if self.closed:
+                break
+            self.window.switch_to()
+            self.window.dispatch_events()
+            if self.closed:
+                break
+            self.draw_frame()
+            self.window.flip()
+
+    def run(self):
+        """The interactive loop, until the window closes."""
+        import pyglet
+
+        try:
+            pyglet.app.run(FRAME_INTERVAL_S)
+        finally:
+            self.close()
+
+    def close(self):
+        """Stop the physics thread and close the window; True when the thread has ended."""
+        if self.closed:
+            return not self.thread.is_alive()
+        self.closed = True
+        stopped = self.thread.stop()
+        self.window.switch_to()
+        if self.gui is not None:
+            self.gui.shutdown()
+        if self.target is not None:
+            self.target.release()
+        if self._spring is not None:
+            self._spring.release()
+        self.renderer.release()
+        # read (and so clear) any GL error the releases left: pyglet's glFlush on closing an
+        # X window raises it otherwise (GLException 0x1282, seen under Xvfb)
+        _ = self.ctx.error
+        self.window.close()
+        return stopped
+
+    # ---- actions (keys and buttons) ---------------------------------------------------------
+    def action_toggle_pause(self):
+        from .panel import toggle_pause
+
+        toggle_pause(self.thread.snapshot, self.thread.send)
+
+    def action_step(self):
+        self.thread.send(Step())
+
+    def action_reset(self):
+        self.thread.send(Reset())
+
+    def action_frame(self):
+        snap = self.thread.snapshot
+        bounds = self.renderer.bounds(snap.body_pos, snap.body_quat, snap.body_shapes)
+        w, h = self.window.get_size()
+        # With the panel, frame the scene in the part of the window right of it.
+        panel = min(PANEL_WIDTH, w // 2) if self.gui is not None else 0
+        self.camera.frame(bounds, aspect=(w - panel) / max(h, 1))
+        self.renderer.fit_grid(bounds)
+        self.pan(panel / 2, 0)
+
+    def action_toggle_help(self):
+        self.show_help = not self.show_help
+
+    def action_toggle_joints(self):
+        self.show_joints = not self.show_joints
+
+    def action_toggle_centres(self):
+        self.show_centres = not self.show_centres
+
+    def action_toggle_contacts(self):
+        self.show_contacts = not self.show_contacts
+
+    def action_toggle_shadows(self):
+        self.show_shadows = not self.show_shadows
+
+    def action_focus(self):
+        """Orbit around the selected body's centre of mass (the whole scene if none)."""
+        snap = self.thread.snapshot
+        if self.selected is None or self.selected[0] != snap.generation:
+            self.action_frame()
+            return
+        self.camera.target = np.asarray(snap.body_pos[self.selected[1]], dtype=float).copy()
+
+    def action_screenshot(self, path=None):
+        """Save the last drawn frame (3D view and panel) as a PNG; returns its path."""
+        if self.target is None:
+            self.draw_frame()
+        if path is None:
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+            path = self.screenshot_dir / f"sharnir-{stamp}.png"
+        width, height = self.target.size
+        _write_png(path, width, height, self.target.read_rgb())
+        self.last_screenshot = Path(path)
+        if self.panel_state is not None:
+            self.panel_state.note = f"screenshot saved: {path}"
+        return self.last_screenshot
+
+    def action_quit(self):
+        self.close()
+
+    def action_open(self, path):
+        """Load the scene file `path` (as the panel's Open does); returns the panel's note
+        when the path is refused at once, else None (a failed load opens the modal)."""
+        from .panel import PanelState, request_load
+
+        state = self.panel_state if self.panel_state is not None else PanelState()
+        note = request_load(self.thread.snapshot, self.thread.send, state, path)
+        if note and self.panel_state is not None:
+            self.panel_state.note = note
+        return note
+
+    def action_reload(self):
+        """Read the current scene file again (the panel's Reload)."""
+        from .panel import PanelState, request_reload
+
+        state = self.panel_state if self.panel_state is not None else PanelState()
+        note = request_reload(self.thread.snapshot, self.thread.send, state)
+        if note and self.panel_state is not None:
+            self.panel_state.note = note
+        return note
+
+    # ---- pyglet events ----------------------------------------------------------------------
+    def on_draw(self):
+        if not self.closed:
+            self.draw_frame()
+
+    def on_close(self):
+        self.close()
+        return True  # handled: the window is already closed
+
+    def on_file_drop(self, x, y, paths):
+        """A file dropped on the window is opened (the first one, if several)."""
+        if paths:
+            self.action_open(paths[0])
+            if len(paths) > 1 and self.panel_state is not None and not self.panel_state.note:
+                self.panel_state.note = f"opened the first of {len(paths)} dropped files"
+        return True
+
+    def on_key_press(self, symbol, modifiers):
+        from .keys import ALWAYS_ACTIVE, SHORTCUTS
+
+        if self.gui is not None:
+            self.gui.on_key_press(symbol, modifiers)
+            if self.gui.wants_keyboard and symbol not in ALWAYS_ACTIVE:
+                return True
+        action = SHORTCUTS.get(symbol)
+        if action is not None:
+            getattr(self, f"action_{action}")()
+        return True  # Escape must not reach pyglet's default handler (it closes the window)
+
+    def on_key_release(self, symbol, modifiers):
+        if self.gui is not None:
+            self.gui.on_key_release(symbol, modifiers)
+
+    def on_text(self, text):
+        if self.gui is not None:
+            self.gui.on_text(text)
+
+    def on_mouse_motion(self, x, y, dx, dy):
+        if self.gui is not None:
+            self.gui.on_mouse_motion(x, y)
+
+    def on_mouse_press(self, x, y, button, modifiers):
+        from pyglet.window import key, mouse
+
+        if self.gui is not None:
+            self.gui.on_mouse_press(x, y, button, modifiers)
+            if self.gui.wants_mouse:
+                return
+        if button == mouse.LEFT:
+            self.start_drag(x, y, rotate=bool(modifiers & key.MOD_CTRL))
+
+    def on_mouse_release(self, x, y, button, modifiers):
+        from pyglet.window import mouse
+
+        if self.gui is not None:
+            self.gui.on_mouse_release(x, y, button, modifiers)
+        if button == mouse.LEFT:
+            self.end_drag()
+
+    def on_mouse_drag(self, x, y, dx, dy, buttons, modifiers):
+        from pyglet.window import mouse
+
+        if self.gui is not None:
+            self.gui.on_mouse_drag(x, y, dx, dy, buttons, modifiers)
+        if self.drag is not None and buttons & mouse.LEFT:
+            self.move_drag(x, y)
+            return
+        if self.gui is not None and self.gui.wants_mouse:
+            return
+        if buttons & mouse.LEFT:
+            self.orbit(dx, dy)
+        elif buttons & (mouse.RIGHT | mouse.MIDDLE):
+            self.pan(dx, dy)
+
+    def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        if self.gui is not None:
+            self.gui.on_mouse_scroll(x, y, scroll_x, scroll_y)
+            if self.gui.wants_mouse:
+                return
+        self.zoom(scroll_y)
+
+    # ---- dragging bodies ----------------------------------------------------------------------
+    def _mass_properties(self, snap):
+        """(body_mass, body_inertia) of the snapshot's world, read once per world from the
+        world the physics thread runs (static data: plain lists, safe to read), or None."""
+        cache = self._mass_cache
+        if cache is not None and cache[0] == snap.generation:
+            return cache[1], cache[2]
+        world = getattr(self.thread, "_world", None)
+        if world is None or tuple(world.body_names) != snap.body_names:
+            return None  # a newer world is being installed: try again next time
+        self._mass_cache = (snap.generation, world.body_mass, world.body_inertia)
+        return self._mass_cache[1], self._mass_cache[2]
+
+    def _cursor_ray(self, x, y):
+        return cursor_ray(self.camera, x, y, *self.window.get_size())
+
+    def start_drag(self, x, y, rotate=False):
+        """Grab the body under window pixel (x, y); True if a movable body was hit."""
+        self.end_drag()
+        snap = self.thread.snapshot
+        origin, direction = self._cursor_ray(x, y)
+        hit = pick(origin, direction, snap.body_pos, snap.body_quat, snap.body_shapes)
+        props = self._mass_properties(snap) if hit is not None else None
+        if props is None:
+            return False
+        body, grab_local, distance = hit
+        mass, inertia = props
+        if not (mass[body] > 0.0 and np.all(inertia[body] > 0.0)):
+            return False  # static and kinematic bodies do not answer forces
+        self.drag = Drag(body, grab_local, origin + distance * direction, mass[body],
+                         inertia[body], snap.body_shapes[body], snap.body_pos[body],
+                         snap.body_quat[body], snap.time, rotate=rotate, cursor=(x, y))
+        self.drag.generation = snap.generation
+        self.selected = (snap.generation, body)
+        self.move_drag(x, y)
+        return True
+
+    def move_drag(self, x, y):
+        if self.drag is not None:
+            self.drag.move(*self._cursor_ray(x, y), self.camera.back, (x, y))
+
+    def end_drag(self):
+        """Let go: the force and torque on the dragged body go back to zero."""
+        if self.drag is not None:
+            if self.drag.generation == self.thread.snapshot.generation:
+                self.thread.send(SetBodyForce(self.drag.body))
+            self.drag = None
+
+    def _pull(self, snap):
+        """Send this frame's spring force and draw the spring."""
+        drag = self.drag
+        if drag.generation != snap.generation:  # reset or loaded: the grabbed body is gone
+            self.drag = None
+            return
+        force, torque = drag.update(snap.body_pos[drag.body], snap.body_quat[drag.body],
+                                    snap.time, paused=snap.paused, settings=snap.settings)
+        jointed = snap.body_jointed[drag.body] if len(snap.body_jointed) else True
+        if snap.paused and not jointed:
+            # paused: a free body follows the cursor directly (and is left at rest)
+            pos, quat = drag.placement(snap.body_pos[drag.body], snap.body_quat[drag.body])
+            if not (np.allclose(pos, snap.body_pos[drag.body], rtol=0.0, atol=1e-9)
+                    and np.allclose(quat, snap.body_quat[drag.body], rtol=0.0, atol=1e-12)):
+                self.thread.send(MoveBody(drag.body, tuple(pos), tuple(quat)))
+            force, torque = np.zeros(3), np.zeros(3)
+        drag.force, drag.torque = force, torque
+        self.thread.send(SetBodyForce(drag.body, tuple(force), tuple(torque)))
+        if self._spring is None:
+            self._spring = SpringDrawing(self.renderer)
+        self._spring.draw(self.camera, *drag.spring_ends())
+
+    # ---- camera -----------------------------------------------------------------------------
+    def orbit(self, dx, dy):
+        self.camera.yaw -= dx * ORBIT_RAD_PER_PX
+        self.camera.pitch = min(max(self.camera.pitch - dy * ORBIT_RAD_PER_PX, -PITCH_LIMIT),
+                                PITCH_LIMIT)
+
+    def pan(self, dx, dy):
+        """Move the target so that the scene follows the pointer."""
+        view = self.camera.view()
+        side, up = view[0, :3], view[1, :3]
+        height = self.window.get_size()[1]
+        metres_per_px = 2.0 * self.camera.distance * math.tan(self.camera.fov_y / 2) / height
+        self.camera.target = self.camera.target - metres_per_px * (dx * side + dy * up)
+
+    def zoom(self, notches):
+        self.camera.distance = max(1e-3, self.camera.distance * ZOOM_PER_NOTCH ** notches)
+
+
+def run_app(scene, **kwargs):
+    """Open the window on `scene` and run until it closes; returns the exit status."""
+    app = App(scene, **kwargs)
+    app.run()
+    return 0
+
+
+def read_rgb_image(app):
+    """The last frame as an (height, width, 3) uint8 array, top row first (for checks)."""
+    width, height = app.target.size
+    rgb = np.frombuffer(app.target.read_rgb(), np.uint8).reshape(height, width, 3)
+    return rgb[::-1]

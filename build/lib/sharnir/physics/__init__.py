@@ -1,0 +1,14 @@
+"""Sharnir physics: articulated rigid bodies in maximal coordinates with Coulomb joint
+friction, solved by warm-started sequential impulses (papers 000/003 and 002).
+
+Imports numpy and numba only. `World` is the entry point.
+"""
+from . import cache
+
+cache.register()  # before any kernel module is imported
+
+from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere
+from .world import Material, Recording, SimulationError, World
+
+__all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",
+           "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

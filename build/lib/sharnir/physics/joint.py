@@ -1,0 +1,96 @@
+"""Joint types and the dispatch from a joint to its row builder.
+
+Every joint type answers one protocol: `<type>_rows(J, C, j, xA, xB, rA, rB, qfA, qfB, ...)`
+fills its blocks' Jacobians J[j] (MAX_BLOCKS, 3, 12) and position errors C[j] (MAX_BLOCKS, 3)
+at the given poses and returns the joint coordinate; `<type>_state(...)` returns the coordinate
+and its rate alone, for reports. The solver never looks at the type again.
+"""
+import numpy as np
+from numba import njit
+
+from .constraint import KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS
+from .fixed import fixed_rows
+from .math3 import quat_mul, quat_rotate
+from .prismatic import prismatic_rows, prismatic_state
+from .revolute import revolute_rows, revolute_state
+from .spherical import spherical_rows, spherical_state
+
+REVOLUTE, PRISMATIC, SPHERICAL, FIXED = 0, 1, 2, 3
+JOINT_TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "spherical": SPHERICAL, "fixed": FIXED}
+JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
+
+# rows per block slot (EQ0, EQ1, LOWER, UPPER, FRICTION) for each type
+BLOCK_ROWS = np.array([
+    [3, 2, 1, 1, 1],   # revolute
+    [3, 2, 1, 1, 1],   # prismatic
+    [3, 0, 0, 0, 3],   # spherical
+    [3, 3, 0, 0, 0],   # fixed
+], dtype=np.int64)
+# blocks whose drift is drift of the bodies' centres (point locks, prismatic off-axis and
+# limit rows): the tree pass closes them exactly by translation (tree.py)
+BLOCK_TRANSLATES = np.array([
+    [1, 0, 0, 0, 0],
+    [0, 1, 1, 1, 0],
+    [1, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+], dtype=np.bool_)
+assert BLOCK_ROWS.shape[1] == MAX_BLOCKS == BLOCK_TRANSLATES.shape[1]
+# types with position blocks that the tree pass does not close (rotations, angle limits)
+HAS_ROTATION_BLOCKS = ((BLOCK_ROWS[:, :4] > 0) & ~BLOCK_TRANSLATES[:, :4]).any(axis=1)
+P, A, G = KIND_POINT, KIND_ANGULAR, KIND_GENERAL
+BLOCK_KIND = np.array([
+    [P, A, A, A, A],   # revolute: point lock, axis lock, limits and friction about the axis
+    [A, G, G, G, G],   # prismatic: orientation lock, off-axis lock, limits and friction
+    [P, A, A, A, A],   # spherical: point lock, friction ball
+    [P, A, A, A, A],   # fixed: point lock, orientation lock
+], dtype=np.int64)
+HAS_FRICTION = BLOCK_ROWS[:, 4] > 0
+HAS_LIMITS = BLOCK_ROWS[:, 2] > 0
+
+
+@njit(nogil=True, cache=True)
+def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_coord):
+    """Build the rows of joint j at the poses (pos, quat) into J[j], C[j];
+    local_anchor (njoint, 2, 3), local_frame (njoint, 2, 4)."""
+    xa = (pos[a, 0], pos[a, 1], pos[a, 2])
+    xb = (pos[b, 0], pos[b, 1], pos[b, 2])
+    qa = (quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3])
+    qb = (quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3])
+    ra = quat_rotate(qa, (local_anchor[j, 0, 0], local_anchor[j, 0, 1], local_anchor[j, 0, 2]))
+    rb = quat_rotate(qb, (local_anchor[j, 1, 0], local_anchor[j, 1, 1], local_anchor[j, 1, 2]))
+    qfa = quat_mul(qa, (local_frame[j, 0, 0], local_frame[j, 0, 1], local_frame[j, 0, 2],
+                        local_frame[j, 0, 3]))
+    qfb = quat_mul(qb, (local_frame[j, 1, 0], local_frame[j, 1, 1], local_frame[j, 1, 2],
+                        local_frame[j, 1, 3]))
+    if jtype == REVOLUTE:
+        return revolute_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord)
+    if jtype == PRISMATIC:
+        return prismatic_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
+    if jtype == SPHERICAL:
+        return spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
+    return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
+
+
+@njit(nogil=True, cache=True)
+def joint_state(j, jtype, pos, quat, vel, angvel, a, b, local_anchor, local_frame, prev_coord):
+    """(coordinate, velocity) of joint j: angle (rad, unwrapped) and rad/s, or position (m) and
+    m/s; spherical: relative rotation angle and |wB - wA|; fixed: (0, 0)."""
+    if jtype == FIXED:
+        return 0.0, 0.0
+    qa = (quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3])
+    qb = (quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3])
+    qfa = quat_mul(qa, (local_frame[j, 0, 0], local_frame[j, 0, 1], local_frame[j, 0, 2],
+                        local_frame[j, 0, 3]))
+    qfb = quat_mul(qb, (local_frame[j, 1, 0], local_frame[j, 1, 1], local_frame[j, 1, 2],
+                        local_frame[j, 1, 3]))
+    wa = (angvel[a, 0], angvel[a, 1], angvel[a, 2])
+    wb = (angvel[b, 0], angvel[b, 1], angvel[b, 2])
+    if jtype == REVOLUTE:
+        return revolute_state(qfa, qfb, wa, wb, prev_coord)
+    if jtype == SPHERICAL:
+        return spherical_state(qfa, qfb, wa, wb)
+    ra = quat_rotate(qa, (local_anchor[j, 0, 0], local_anchor[j, 0, 1], local_anchor[j, 0, 2]))
+    rb = quat_rotate(qb, (local_anchor[j, 1, 0], local_anchor[j, 1, 1], local_anchor[j, 1, 2]))
+    return prismatic_state((pos[a, 0], pos[a, 1], pos[a, 2]), (pos[b, 0], pos[b, 1], pos[b, 2]),
+                           ra, rb, qfa, (vel[a, 0], vel[a, 1], vel[a, 2]), wa,
+                           (vel[b, 0], vel[b, 1], vel[b, 2]), wb)

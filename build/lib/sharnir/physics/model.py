@@ -1,0 +1,150 @@
+"""The flat arrays a world is made of: model (constants), state, scratch, settings.
+
+Names carry the entity (`body_`, `joint_`, `load_`); each comment gives the shape. Body 0 is
+the fixed world, as in MuJoCo: joints to the world name body 0 and nothing branches on it.
+Kernels take these named tuples of arrays, never objects.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from .constraint import MAX_BLOCKS, PACK
+
+STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
+BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
+
+Model = namedtuple("Model", [
+    "body_kind",           # (nbody,) int64: STATIC, DYNAMIC, KINEMATIC
+    "body_inv_mass",       # (nbody,) 1/kg, 0 for static and kinematic bodies
+    "body_inertia",        # (nbody, 3) principal moments about the centre of mass, body frame
+    "body_inv_inertia",    # (nbody, 3) their inverses, 0 for static and kinematic bodies
+    "joint_type",          # (njoint,) int64: joint.REVOLUTE ...
+    "joint_body",          # (njoint, 2) int64: bodies A, B
+    "joint_local_anchor",  # (njoint, 2, 3) anchor offset from each body's centre, body frame
+    "joint_local_frame",   # (njoint, 2, 4) joint frame in each body frame (x = joint axis)
+    "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
+    "joint_limit",         # (njoint, 2) lower, upper (rad or m)
+    "joint_has_limit",     # (njoint,) bool
+    "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
+    "tree_order",          # (ntree,) int64 tree joints, every parent before its children
+    "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic root), or -1
+    "group_count",         # (1,) int64 number of floating trees
+    "body_island",         # (nbody,) int64 island of jointed dynamic bodies, -1 for none
+    "island_driven",       # (nisland,) bool: the island is joined to a kinematic body
+    "body_dynamic",        # (nbody,) bool
+    "geom_body",           # (ngeom,) int64 body owning the geom
+    "geom_kind",           # (ngeom,) int64 shape kind (shape.py)
+    "geom_size",           # (ngeom, 3) shape numbers (shape.py)
+    "geom_local_pos",      # (ngeom, 3) offset from the body's centre of mass, body frame
+    "geom_local_rot",      # (ngeom, 3, 3) orientation in the body frame
+    "geom_material",       # (ngeom, 8) friction, rolling (m), spinning (m), restitution,
+                           #   friction along the anisotropy axis (-1: isotropic), that axis
+                           #   (3, body frame, unit)
+    "geom_group",          # (ngeom,) int64 collision bits the geom has
+    "geom_mask",           # (ngeom,) int64 collision bits the geom collides with
+    "geom_hull",           # (ngeom, 2) int64 first vertex and count in hull_vert (hulls)
+    "hull_vert",           # (nvert, 3) hull vertices, geom frame
+    "pair_excluded",       # (nexcl,) int64 sorted keys lo * nbody + hi of body pairs never in contact
+    "load_body",           # (nload,) int64
+    "load_force",          # (nload, 3) N, world frame, at the centre of mass
+    "load_torque",         # (nload, 3) N m, world frame
+    "load_window",         # (nload, 2) start <= t < end, s
+])
+
+State = namedtuple("State", [
+    "time",                  # (1,) s
+    "step_count",            # (1,) int64
+    "body_pos",              # (nbody, 3) centre of mass, world
+    "body_quat",             # (nbody, 4) w, x, y, z
+    "body_vel",              # (nbody, 3) m/s
+    "body_angvel",           # (nbody, 3) rad/s, world
+    "body_angmom",           # (nbody, 3) angular momentum about the centre, world (dynamic bodies)
+    "body_force",            # (nbody, 3) user force, persists until changed (drag, API)
+    "body_torque",           # (nbody, 3) user torque
+    "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
+    "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
+    "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
+    "joint_friction_force",  # (njoint,) friction torque/force = p_fr / dt; spherical: its norm
+    "joint_friction_vec",    # (njoint, 3) friction torque or force on body B, world
+    "joint_sliding",         # (njoint,) bool: friction at its limit (dynamic friction)
+    "solver_stats",          # (4,) iterations, final residual max|dp|, solve seconds,
+                             #      1 + index of the first body found non-finite (0: none)
+])
+
+Work = namedtuple("Work", [
+    "body_rot",              # (nbody, 3, 3) rotation of the current pose
+    "body_inv_inertia_world",  # (nbody, 3, 3) at the current pose
+    "body_free_angvel",      # (nbody, 3) w of the free rotation, before the joint impulses
+    "body_force_acc",        # (nbody, 3)
+    "body_torque_acc",       # (nbody, 3)
+    "body_shift",            # (nbody, 3) positions before the tree pass
+    "group_acc",             # (ngroup, 4) mass-weighted shift sums and masses of floating trees
+    "island_energy",         # (2, nisland) kinetic energy before / after following the geometry
+    "geometry_impulse",      # (njoint, MAX_BLOCKS, 3) impulses of that projection
+    "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
+    "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
+    "joint_C",               # (njoint, MAX_BLOCKS, 3)
+    "joint_kinv",            # (njoint, MAX_BLOCKS, 3, 3)
+    "joint_bias",            # (njoint, MAX_BLOCKS, 3)
+    "joint_rows",            # (njoint, MAX_BLOCKS) int64 rows active this step
+    "joint_clamped",         # (njoint, MAX_BLOCKS) bool
+    "block_count",           # (1,) int64 active blocks this step
+    "block_list",            # (njoint * MAX_BLOCKS, 6) int64: joint, slot, rows, kind, body A, B
+    "block_data",            # (njoint * MAX_BLOCKS, PACK) packed rows of each block (constraint.py)
+    "block_impulse",         # (njoint * MAX_BLOCKS, 3) accumulated impulses during a solve
+    "k3",                    # (3, 3) scratch
+])
+
+Settings = namedtuple("Settings", [
+    "dt",                    # s
+    "gravity",               # 3-tuple, m/s^2
+    "iterations",            # velocity iterations (max)
+    "position_iterations",
+    "tolerance",             # stop when every |dp| <= tolerance (N s)
+    "budget_s",              # wall-clock budget for the velocity iterations, 0 = off
+    "warm_start",            # bool
+    "manifold_reuse",        # m: a touching pair whose bodies moved no point of either geom
+                             #   further than this since its manifold was found keeps that
+                             #   manifold (contact.detect_contacts); 0 = every pair afresh
+])
+
+
+def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
+                  manifold_reuse):
+    """Settings with the exact scalar types the kernels are compiled for."""
+    g = tuple(float(x) for x in gravity)
+    return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
+                    float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
+                    float(manifold_reuse))
+
+
+def make_state(nbody, njoint):
+    quat = np.zeros((nbody, 4))
+    quat[:, 0] = 1.0
+    return State(
+        time=np.zeros(1), step_count=np.zeros(1, np.int64),
+        body_pos=np.zeros((nbody, 3)), body_quat=quat, body_vel=np.zeros((nbody, 3)),
+        body_angvel=np.zeros((nbody, 3)), body_angmom=np.zeros((nbody, 3)),
+        body_force=np.zeros((nbody, 3)), body_torque=np.zeros((nbody, 3)),
+        joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
+        joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
+        joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
+        solver_stats=np.zeros(4))
+
+
+def make_work(nbody, njoint, ngroup, nisland):
+    blocks = (njoint, MAX_BLOCKS)
+    return Work(
+        body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
+        body_free_angvel=np.zeros((nbody, 3)),
+        body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
+        body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
+        island_energy=np.zeros((2, max(nisland, 1))),
+        geometry_impulse=np.zeros(blocks + (3,)),
+        joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),
+        joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
+        joint_bias=np.zeros(blocks + (3,)), joint_rows=np.zeros(blocks, np.int64),
+        joint_clamped=np.zeros(blocks, np.bool_), block_count=np.zeros(1, np.int64),
+        block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64),
+        block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
+        block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)))

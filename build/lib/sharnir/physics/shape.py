@@ -1,0 +1,521 @@
+"""Shapes and their mass properties: primitives in closed form, convex hulls and compounds.
+
+Every primitive is centred on its body's centre of mass with its axes on the body axes;
+capsules and cylinders lie along the body z axis. `unit_inertia` is the principal inertia per
+kilogram (uniform density), so inertia = mass * unit_inertia.
+
+Hull and Compound are written in a REFERENCE frame of the user's choosing (the hull's vertices,
+the compound's part poses). The engine's body frame must be the centre of mass and the
+principal axes (model.py keeps three principal moments), so each of them computes
+
+    frame_pos  c   (3,)    the centre of mass in the reference frame
+    frame_rot  Rp  (3, 3)  columns = the principal axes in the reference frame
+
+(`body_frame(shape)`; (0, I) for the primitives) and `unit_inertia()` gives the principal
+moments in that order. A point x_ref of the reference frame is x_body = Rp^T (x_ref - c) in
+the body frame. World.add_body(pos, quat) keeps meaning the pose of the reference frame; the
+engine's body pose is that pose composed with (c, Rp).
+
+Principal axes (`principal_axes`): a tensor whose off-diagonal terms are below 1e-12 of its
+trace keeps the reference axes (so a hull of a box's corners or a dumbbell along x keep
+theirs, moments in x, y, z order); otherwise np.linalg.eigh's axes, moments ascending, each
+axis signed so its largest component is positive (the first on ties), the third flipped if
+needed to make the frame right-handed.
+
+`geoms(shape)` lists the collision/drawing pieces of a body: (leaf shape, pos, rot) in the
+body frame, one per primitive, hull or compound part.
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+# shape kind codes, shared with collision and the renderer (shape_size holds each kind's
+# numbers): box (a, b, c) half extents; sphere (r, 0, 0); capsule and cylinder (r, h, 0) with
+# half length h along local z; ellipsoid (a, b, c) semi-axes; plane: the half-space z <= 0 of
+# its frame (normal +z, static only, size unused); hull: a convex polytope whose vertices
+# are stored apart (hull_vert), size unused (geom_size row of zeros). COMPOUND is the kind of
+# a Compound shape object only: a compound body has one geom per part, never a COMPOUND geom.
+BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID, PLANE, HULL = 0, 1, 2, 3, 4, 5, 6
+COMPOUND = 7
+
+
+def _positive(name, *values):
+    for v in values:
+        if not (math.isfinite(v) and v > 0.0):
+            raise ValueError(f"{name} must be positive and finite (got {v})")
+
+
+@dataclass(frozen=True)
+class Box:
+    half_extents: tuple
+    kind = BOX
+
+    def __post_init__(self):
+        _positive("box half_extents", *self.half_extents)
+
+    @property
+    def size(self):
+        return tuple(float(x) for x in self.half_extents)
+
+    def volume(self):
+        a, b, c = self.half_extents
+        return 8.0 * a * b * c
+
+    def unit_inertia(self):
+        a, b, c = self.half_extents
+        return np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 3.0
+
+
+@dataclass(frozen=True)
+class Sphere:
+    radius: float
+    kind = SPHERE
+
+    def __post_init__(self):
+        _positive("sphere radius", self.radius)
+
+    @property
+    def size(self):
+        return (float(self.radius), 0.0, 0.0)
+
+    def volume(self):
+        return 4.0 / 3.0 * math.pi * self.radius ** 3
+
+    def unit_inertia(self):
+        return np.full(3, 0.4 * self.radius ** 2)
+
+
+@dataclass(frozen=True)
+class Ellipsoid:
+    semi_axes: tuple
+    kind = ELLIPSOID
+
+    def __post_init__(self):
+        _positive("ellipsoid semi_axes", *self.semi_axes)
+
+    @property
+    def size(self):
+        return tuple(float(x) for x in self.semi_axes)
+
+    def volume(self):
+        a, b, c = self.semi_axes
+        return 4.0 / 3.0 * math.pi * a * b * c
+
+    def unit_inertia(self):
+        a, b, c = self.semi_axes
+        return np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
+
+
+@dataclass(frozen=True)
+class Cylinder:
+    radius: float
+    half_length: float
+    kind = CYLINDER
+
+    def __post_init__(self):
+        _positive("cylinder radius and half_length", self.radius, self.half_length)
+
+    @property
+    def size(self):
+        return (float(self.radius), float(self.half_length), 0.0)
+
+    def volume(self):
+        return math.pi * self.radius ** 2 * 2.0 * self.half_length
+
+    def unit_inertia(self):
+        r, length = self.radius, 2.0 * self.half_length
+        side = (3.0 * r * r + length * length) / 12.0
+        return np.array([side, side, 0.5 * r * r])
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """A cylinder of length 2 half_length along z capped by two hemispheres of the same radius."""
+    radius: float
+    half_length: float
+    kind = CAPSULE
+
+    def __post_init__(self):
+        _positive("capsule radius and half_length", self.radius, self.half_length)
+
+    @property
+    def size(self):
+        return (float(self.radius), float(self.half_length), 0.0)
+
+    def volume(self):
+        r, length = self.radius, 2.0 * self.half_length
+        return math.pi * r * r * length + 4.0 / 3.0 * math.pi * r ** 3
+
+    def unit_inertia(self):
+        r, length = self.radius, 2.0 * self.half_length
+        v_cyl = math.pi * r * r * length
+        v_caps = 4.0 / 3.0 * math.pi * r ** 3
+        m_cyl, m_caps = v_cyl / (v_cyl + v_caps), v_caps / (v_cyl + v_caps)
+        # each hemisphere: 2/5 m r^2 about its own base diameter, shifted to the centre
+        side = (m_cyl * (length * length / 12.0 + r * r / 4.0)
+                + m_caps * (0.4 * r * r + length * length / 4.0 + 3.0 * length * r / 8.0))
+        axial = m_cyl * 0.5 * r * r + m_caps * 0.4 * r * r
+        return np.array([side, side, axial])
+
+
+@dataclass(frozen=True)
+class Plane:
+    """The infinite half-space z <= 0 of its body's frame (normal +z); static bodies only."""
+    kind = PLANE
+
+    @property
+    def size(self):
+        return (0.0, 0.0, 0.0)
+
+    def volume(self):
+        raise ValueError("a plane has no volume: it belongs to a static body")
+
+    def unit_inertia(self):
+        raise ValueError("a plane has no inertia: it belongs to a static body")
+
+
+# ---- convex hulls and compounds ------------------------------------------------------------
+HULL_TOLERANCE = 1e-9   # relative to the point cloud's extent: closer points count as on a face
+MAX_HULL_POINTS = 100_000
+
+
+def quat_matrix(q):
+    """Rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def matrix_quat(R):
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method)."""
+    t = np.trace(R)
+    if t > 0.0:
+        s = 2.0 * math.sqrt(1.0 + t)
+        q = np.array([0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s,
+                      (R[1, 0] - R[0, 1]) / s])
+    else:
+        i = int(np.argmax(np.diag(R)))
+        j, k = (i + 1) % 3, (i + 2) % 3
+        s = 2.0 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[k, k], 0.0))
+        q = np.zeros(4)
+        q[0] = (R[k, j] - R[j, k]) / s
+        q[1 + i] = 0.25 * s
+        q[1 + j] = (R[j, i] + R[i, j]) / s
+        q[1 + k] = (R[k, i] + R[i, k]) / s
+    q = q / np.linalg.norm(q)
+    return -q if q[0] < 0.0 else q
+
+
+def principal_axes(tensor):
+    """(Rp, moments) of a symmetric inertia tensor: T = Rp diag(moments) Rp^T with Rp a
+    right-handed rotation; deterministic (see the module docstring)."""
+    T = 0.5 * (np.asarray(tensor, dtype=float) + np.asarray(tensor, dtype=float).T)
+    off = max(abs(T[0, 1]), abs(T[0, 2]), abs(T[1, 2]))
+    if off <= 1e-12 * abs(np.trace(T)):
+        return np.eye(3), np.diag(T).copy()
+    moments, V = np.linalg.eigh(T)
+    for k in range(3):
+        j = int(np.argmax(np.abs(V[:, k])))
+        if V[j, k] < 0.0:
+            V[:, k] = -V[:, k]
+    if np.linalg.det(V) < 0.0:
+        V[:, 2] = -V[:, 2]
+    return V, moments
+
+
+def _convex_hull(points):
+    """(vertices (k, 3), faces (m, 3)) of the convex hull of points (n, 3): incremental, faces
+    wound counter-clockwise seen from outside; raises ValueError for fewer than 4 points or a
+    flat (collinear / coplanar) cloud. Points within HULL_TOLERANCE x extent of the hull are
+    left out; coplanar faces stay split into triangles."""
+    P = np.unique(np.asarray(points, dtype=float).reshape(-1, 3), axis=0)
+    if len(P) < 4:
+        raise ValueError(f"a hull needs at least 4 distinct points (got {len(P)})")
+    extent = float(np.max(P.max(axis=0) - P.min(axis=0)))
+    eps = HULL_TOLERANCE * extent
+    i0 = int(np.argmin(P[:, 0]))
+    i1 = int(np.argmax(np.linalg.norm(P - P[i0], axis=1)))
+    u = P[i1] - P[i0]
+    if np.linalg.norm(u) <= eps:
+        raise ValueError("the points are all (nearly) one point")
+    line = np.linalg.norm(np.cross(P - P[i0], u / np.linalg.norm(u)), axis=1)
+    i2 = int(np.argmax(line))
+    if line[i2] <= 1e3 * eps:
+        raise ValueError("the points are (nearly) collinear: a hull needs volume")
+    n = np.cross(u, P[i2] - P[i0])
+    n /= np.linalg.norm(n)
+    height = (P - P[i0]) @ n
+    i3 = int(np.argmax(np.abs(height)))
+    if abs(height[i3]) <= 1e3 * eps:
+        raise ValueError("the points are (nearly) coplanar: a hull needs volume")
+    if height[i3] > 0.0:          # orient the base so the fourth point lies behind it
+        i1, i2 = i2, i1
+    cap = 64
+    F = np.zeros((cap, 3), np.int64)
+    N = np.zeros((cap, 3))
+    D = np.zeros(cap)
+    alive = np.zeros(cap, np.bool_)
+    count = 0
+
+    def add(a, b, c):
+        nonlocal cap, F, N, D, alive, count
+        if count == cap:
+            keep = alive[:count]
+            if keep.sum() <= cap // 2:      # drop the dead faces
+                live = int(keep.sum())
+                F, N, D = (np.concatenate([x[:count][keep], np.zeros_like(x[live:])])
+                           for x in (F, N, D))
+                count = live
+                alive = np.zeros(cap, np.bool_)
+                alive[:count] = True
+            else:
+                cap *= 2
+                F, N, D, alive = (np.concatenate([x, np.zeros_like(x)]) for x in (F, N, D, alive))
+        nrm = np.cross(P[b] - P[a], P[c] - P[a])
+        nrm /= np.linalg.norm(nrm)
+        F[count], N[count], D[count], alive[count] = (a, b, c), nrm, nrm @ P[a], True
+        count += 1
+
+    for f in ((i0, i1, i2), (i0, i3, i1), (i1, i3, i2), (i2, i3, i0)):
+        add(*f)
+    # farthest points first (from the initial simplex's centre) keeps the work small
+    centre = P[[i0, i1, i2, i3]].mean(axis=0)
+    order = np.argsort(-np.linalg.norm(P - centre, axis=1), kind="stable")
+    for p in order:
+        if p in (i0, i1, i2, i3):
+            continue
+        visible = alive[:count] & (N[:count] @ P[p] - D[:count] > eps)
+        if not visible.any():
+            continue
+        vf = F[:count][visible]
+        edges = set(zip(vf[:, 0].tolist(), vf[:, 1].tolist()))
+        edges.update(zip(vf[:, 1].tolist(), vf[:, 2].tolist()))
+        edges.update(zip(vf[:, 2].tolist(), vf[:, 0].tolist()))
+        horizon = sorted(e for e in edges if (e[1], e[0]) not in edges)
+        alive[:count][visible] = False
+        for a, b in horizon:
+            add(a, b, int(p))
+    faces = F[:count][alive[:count]]
+    used = np.unique(faces)
+    remap = np.full(len(P), -1, np.int64)
+    remap[used] = np.arange(len(used))
+    return P[used].copy(), remap[faces]
+
+
+class Hull:
+    """The convex hull of a point cloud, written in the points' own (reference) frame.
+
+    vertices (k, 3)      the hull's corners, reference frame
+    faces (m, 3)         triangles (vertex rows), counter-clockwise seen from outside
+    face_normals (m, 3)  outward unit normals; face_offsets (m,): the hull is
+                         { x : face_normals @ x <= face_offsets }
+    frame_pos, frame_rot the body frame (centre of mass, principal axes), see the module
+    source               the file it was loaded from, or None
+
+    Mass properties (uniform density) come from trimesh. Equality is identity (the renderer
+    keeps a mesh per Hull object).
+    """
+    kind = HULL
+
+    def __init__(self, vertices, *, source=None):
+        import trimesh  # lazily: the kernels never need it
+
+        pts = np.asarray(vertices, dtype=float)
+        if pts.ndim != 2 or pts.shape[1] != 3:
+            raise ValueError(f"hull vertices must be an array of [x, y, z] rows "
+                             f"(got shape {pts.shape})")
+        if not np.all(np.isfinite(pts)):
+            raise ValueError("hull vertices have a NaN or infinite value")
+        if len(pts) > MAX_HULL_POINTS:
+            raise ValueError(f"a hull takes at most {MAX_HULL_POINTS} points (got {len(pts)})")
+        self.source = None if source is None else str(source)
+        self.vertices, self.faces = _convex_hull(pts)
+        mesh = trimesh.Trimesh(self.vertices, self.faces, process=False)
+        props = mesh.mass_properties
+        self._volume = float(props.volume)
+        extent = float(np.max(self.vertices.max(axis=0) - self.vertices.min(axis=0)))
+        if not self._volume > 1e-9 * extent ** 3:
+            raise ValueError(f"the hull is flat (volume {self._volume:g})")
+        self.face_normals = np.asarray(mesh.face_normals, dtype=float).copy()
+        self.face_offsets = np.einsum("ij,ij->i", self.face_normals, self.vertices[self.faces[:, 0]])
+        com = np.asarray(props.center_mass, dtype=float).copy()
+        com[np.abs(com) <= 1e-12 * extent] = 0.0
+        # trimesh's inertia is for density 1 (mass = volume), about the centre of mass
+        self.unit_inertia_tensor = np.asarray(props.inertia, dtype=float) / props.mass
+        self.frame_rot, self._moments = principal_axes(self.unit_inertia_tensor)
+        self.frame_pos = com
+
+    @classmethod
+    def from_file(cls, path, scale=1.0):
+        """The hull of the vertices of a mesh file trimesh can read (STL, OBJ, PLY, OFF, GLB
+        ...), each vertex multiplied by `scale`; ValueError naming the file if it cannot be
+        read, holds no mesh or its hull is flat."""
+        import trimesh
+
+        scale = float(scale)
+        if not (math.isfinite(scale) and scale > 0.0):
+            raise ValueError(f"hull file {path}: scale must be positive and finite (got {scale})")
+        try:
+            mesh = trimesh.load(str(path), force="mesh", process=False)
+        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
+            reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
+            raise ValueError(f"hull file {path}: cannot read a mesh ({reason})") from None
+        verts = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
+        if len(verts) == 0:
+            raise ValueError(f"hull file {path}: cannot read a mesh (no vertices in it)")
+        try:
+            return cls(verts * scale, source=path)
+        except ValueError as exc:
+            raise ValueError(f"hull file {path}: {exc}") from None
+
+    @property
+    def size(self):
+        """Half extents of the hull's box about the centre of mass, body frame (for display
+        heuristics: marker sizes, drag reach); the geom_size row of a hull is zeros."""
+        return _half_extents(self.vertices, self.frame_pos, self.frame_rot)
+
+    def volume(self):
+        return self._volume
+
+    def unit_inertia(self):
+        return self._moments.copy()
+
+    def __repr__(self):
+        where = f" from {self.source!r}" if self.source else ""
+        return f"Hull({len(self.vertices)} vertices, {len(self.faces)} faces{where})"
+
+
+def _exists(path):
+    import os
+    return os.path.exists(str(path))
+
+
+def _half_extents(points, centre, rot):
+    local = (np.asarray(points, dtype=float) - centre) @ rot
+    return tuple(float(x) for x in np.max(np.abs(local), axis=0))
+
+
+def _leaf_box(shape):
+    """(centre, half extents) of a part's own box in its frame."""
+    if shape.kind == HULL:
+        lo, hi = shape.vertices.min(axis=0), shape.vertices.max(axis=0)
+        return 0.5 * (lo + hi), 0.5 * (hi - lo)
+    a, b, c = shape.size
+    if shape.kind == SPHERE:
+        e = (a, a, a)
+    elif shape.kind == CAPSULE:
+        e = (a, a, b + a)
+    elif shape.kind == CYLINDER:
+        e = (a, a, b)
+    else:
+        e = (a, b, c)
+    return np.zeros(3), np.array(e, dtype=float)
+
+
+class Compound:
+    """Several shapes on one body: parts = [(shape, pos, quat), ...] (quat may be left out),
+    each part's pose in the compound's reference frame. Parts are primitives (not planes) or
+    Hulls, never Compounds.  Mass properties assume one uniform density: the parts' volumes
+    add (overlapping parts count twice), the centre of mass is their volume-weighted mean and
+    the inertia the sum of the parts' tensors shifted to it (parallel axes).
+
+    parts           the normalised parts: tuples (shape, pos (3,), quat (4,)), reference frame
+    frame_pos/rot   the body frame (centre of mass, principal axes), see the module
+    body_parts      the parts as (shape, pos (3,), rot (3, 3)) in the body frame
+
+    Equality is identity.
+    """
+    kind = COMPOUND
+
+    def __init__(self, parts):
+        parts = list(parts)
+        if not parts:
+            raise ValueError("a compound needs at least one part")
+        norm = []
+        for i, part in enumerate(parts):
+            if not isinstance(part, (tuple, list)) or len(part) not in (2, 3):
+                raise ValueError(f"compound part {i}: must be (shape, pos) or (shape, pos, quat)")
+            shape, pos = part[0], part[1]
+            quat = part[2] if len(part) == 3 else (1.0, 0.0, 0.0, 0.0)
+            if isinstance(shape, Compound):
+                raise ValueError(f"compound part {i}: compounds do not nest")  # noqa: TRY004
+            if getattr(shape, "kind", None) not in (BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID,
+                                                    HULL):
+                raise ValueError(f"compound part {i}: the shape must be a box, sphere, capsule, "
+                                 f"cylinder, ellipsoid or hull (got {shape!r})")
+            p = np.asarray(pos, dtype=float).reshape(-1)
+            q = np.asarray(quat, dtype=float).reshape(-1)
+            if p.shape != (3,) or not np.all(np.isfinite(p)):
+                raise ValueError(f"compound part {i}: pos must be 3 finite numbers")
+            if q.shape != (4,) or not np.all(np.isfinite(q)) or np.linalg.norm(q) < 1e-9:
+                raise ValueError(f"compound part {i}: quat must be 4 finite numbers, not zero")
+            norm.append((shape, p, q / np.linalg.norm(q)))
+        self.parts = tuple(norm)
+        vols = np.array([s.volume() for s, _, _ in norm])
+        total = float(vols.sum())
+        w = vols / total
+        centres, tensors = [], []
+        for shape, p, q in norm:
+            R = quat_matrix(q)
+            c_own, R_own = body_frame(shape)
+            centres.append(p + R @ c_own)
+            A = R @ R_own
+            tensors.append(A @ np.diag(shape.unit_inertia()) @ A.T)
+        centres = np.array(centres)
+        com = w @ centres
+        scale = max(float(np.max(np.abs(centres - centres.mean(axis=0)))), 1e-300)
+        com[np.abs(com) <= 1e-12 * max(scale, float(np.max(np.abs(com))))] = 0.0
+        T = np.zeros((3, 3))
+        for wi, ci, Ti in zip(w, centres, tensors):
+            d = ci - com
+            T += wi * (Ti + (d @ d) * np.eye(3) - np.outer(d, d))
+        self._volume = total
+        self.unit_inertia_tensor = T
+        self.frame_pos = com
+        self.frame_rot, self._moments = principal_axes(T)
+        self.body_parts = tuple((s, self.frame_rot.T @ (p - com), self.frame_rot.T @ quat_matrix(q))
+                                for s, p, q in norm)
+
+    @property
+    def size(self):
+        """Half extents of the parts' boxes about the centre of mass, body frame (display)."""
+        hi = np.zeros(3)
+        for shape, p, R in self.body_parts:
+            c, e = _leaf_box(shape)
+            hi = np.maximum(hi, np.abs(p + R @ c) + np.abs(R) @ e)
+        return tuple(float(x) for x in hi)
+
+    def volume(self):
+        return self._volume
+
+    def unit_inertia(self):
+        return self._moments.copy()
+
+    def __repr__(self):
+        return f"Compound({len(self.parts)} parts)"
+
+
+def body_frame(shape):
+    """(c (3,), Rp (3, 3)): the body frame (centre of mass, principal axes) in the shape's
+    reference frame; (0, I) for the primitives."""
+    if isinstance(shape, (Hull, Compound)):
+        return shape.frame_pos, shape.frame_rot
+    return np.zeros(3), np.eye(3)
+
+
+def geoms(shape):
+    """The body's geoms as [(leaf shape, pos (3,), rot (3, 3))] in the body frame: a compound's
+    parts; a hull at -Rp^T c turned by Rp^T (its vertices stay in its own frame); a
+    primitive at the origin."""
+    if isinstance(shape, Compound):
+        return list(shape.body_parts)
+    if isinstance(shape, Hull):
+        R = shape.frame_rot
+        return [(shape, -(R.T @ shape.frame_pos), R.T.copy())]
+    return [(shape, np.zeros(3), np.eye(3))]
+
+
+SHAPES = {"box": Box, "sphere": Sphere, "capsule": Capsule, "cylinder": Cylinder,
+          "ellipsoid": Ellipsoid, "plane": Plane, "hull": Hull, "compound": Compound}

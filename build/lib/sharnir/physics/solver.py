@@ -1,0 +1,607 @@
+"""The step: sequential impulses over joint blocks, warm started, stopped by a tolerance or a
+wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (paper 002).
+
+Only this module knows the order of the stages of one step:
+
+    1. free motion            w from L by a symplectic splitting of the free rotation (002, eq. 9)
+    2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
+    3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
+    4. follow geometry        velocities onto the joints at the new poses, energy kept per island
+    5. prepare contacts       arms, tangents, effective masses, approach speeds
+    6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
+    7. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
+                              and contacts)
+    8. solve velocities       Gauss-Seidel over joint blocks, then contact rows, until every
+                              |dp| <= eps (000, eq. 17) or the wall-clock budget is spent;
+                              then restitution (002, eq. 19)
+    9. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
+                              q <- exp(h w / 2) q;  w = I(t + h)^-1 L             (002, eq. 10-11)
+   10. solve positions        "separate impulses": poses only, velocities untouched. The tree
+                              pass closes point locks exactly by translation (tree.py), then
+                              mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
+                              angle limits and loop joints, and contact overlap, then the tree
+                              pass again
+   11. report                 joint coordinate, velocity, friction, stick/slip
+
+`step_many` runs several steps in one nogil call and records per-step telemetry.
+"""
+import math
+
+from numba import njit
+
+from .clock import monotonic_seconds
+from .constraint import (
+    KIND_ANGULAR,
+    KIND_GENERAL,
+    KIND_POINT,
+    MAX_BLOCKS,
+    SLOT_FRICTION,
+    SLOT_LOWER,
+    SLOT_UPPER,
+    apply_impulse,
+    effective_mass_inverse,
+    impulse_map,
+    pack_block,
+    solve_general_block,
+    solve_packed_angular,
+    solve_packed_point,
+    solve_position_block,
+)
+from .contact import (
+    detect_contacts,
+    forced_approach,
+    prepare_contacts,
+    restitution,
+    solve_contact_positions,
+    solve_contacts,
+    spread_sliding,
+    warm_start_contacts,
+)
+from .joint import (
+    BLOCK_KIND,
+    BLOCK_ROWS,
+    BLOCK_TRANSLATES,
+    FIXED,
+    HAS_ROTATION_BLOCKS,
+    PRISMATIC,
+    joint_rows,
+    joint_state,
+)
+from .math3 import (
+    half_turn,
+    mat_vec,
+    quat_mul,
+    quat_normalized,
+    quat_rotate,
+    quat_rotated,
+    quat_to_mat,
+    rotation_vector,
+)
+from .model import DYNAMIC, STATIC
+from .tree import tree_pass
+
+_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+# Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
+SPLIT_PARTS = (0, 2, 1, 2, 0)
+SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
+MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
+OK, NONFINITE, OVERFLOW = 0, 1, 2  # step status
+GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
+                      # left over is removed, without the energy, by the solve proper)
+
+
+@njit(**_JIT)
+def free_motion(model, state, work, settings):
+    """Inertia at the current pose and w of the torque-free rotation (002, eq. 9)."""
+    h = settings.dt
+    R = work.body_rot
+    iiw = work.body_inv_inertia_world
+    for i in range(model.body_kind.shape[0]):
+        quat_to_mat(state.body_quat[i], R[i])
+        kind = model.body_kind[i]
+        if kind != DYNAMIC:
+            iiw[i, :, :] = 0.0
+            if kind == STATIC:
+                state.body_vel[i, :] = 0.0
+                state.body_angvel[i, :] = 0.0
+            continue
+        world_inverse_inertia(R[i], model.body_inv_inertia[i], iiw[i])
+        w = free_rotation_rate((state.body_quat[i, 0], state.body_quat[i, 1],
+                                state.body_quat[i, 2], state.body_quat[i, 3]),
+                               (state.body_angmom[i, 0], state.body_angmom[i, 1],
+                                state.body_angmom[i, 2]),
+                               model.body_inv_inertia[i], h)
+        for q in range(3):
+            state.body_angvel[i, q] = w[q]
+            work.body_free_angvel[i, q] = w[q]
+
+
+@njit(**_JIT)
+def apply_forces(model, state, work, settings):
+    """v += h (g + F/m); L += h tau, w += I^-1 h tau (002, eq. 7-8); timed loads included."""
+    h = settings.dt
+    g = settings.gravity
+    t = state.time[0]
+    force = work.body_force_acc
+    torque = work.body_torque_acc
+    force[:] = state.body_force
+    torque[:] = state.body_torque
+    for k in range(model.load_body.shape[0]):
+        if model.load_window[k, 0] <= t < model.load_window[k, 1]:
+            i = model.load_body[k]
+            for q in range(3):
+                force[i, q] += model.load_force[k, q]
+                torque[i, q] += model.load_torque[k, q]
+    for i in range(model.body_kind.shape[0]):
+        if model.body_kind[i] != DYNAMIC:
+            continue
+        im = model.body_inv_mass[i]
+        dw = mat_vec(work.body_inv_inertia_world[i], (h * torque[i, 0], h * torque[i, 1],
+                                                      h * torque[i, 2]))
+        for q in range(3):
+            state.body_vel[i, q] += h * (g[q] + force[i, q] * im)
+            state.body_angmom[i, q] += h * torque[i, q]
+            state.body_angvel[i, q] += dw[q]
+            work.body_free_angvel[i, q] += dw[q]
+
+
+@njit(**_JIT)
+def kinetic_energy_by_island(model, state, work, out):
+    """out[island] = sum over its bodies of m v^2 / 2 + w . I w / 2 (I at the current pose)."""
+    out[:] = 0.0
+    R = work.body_rot
+    for i in range(model.body_kind.shape[0]):
+        k = model.body_island[i]
+        if k < 0:
+            continue
+        w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
+        I = model.body_inertia[i]
+        rot = 0.0
+        for c in range(3):
+            wc = R[i, 0, c] * w[0] + R[i, 1, c] * w[1] + R[i, 2, c] * w[2]
+            rot += I[c] * wc * wc
+        v2 = state.body_vel[i, 0] ** 2 + state.body_vel[i, 1] ** 2 + state.body_vel[i, 2] ** 2
+        out[k] += 0.5 * (v2 / model.body_inv_mass[i] + rot)
+
+
+@njit(**_JIT)
+def follow_geometry(model, state, work, settings):
+    """Carry the velocities over to the joints at the current poses without losing energy.
+
+    They satisfy the joints at the previous poses; projecting them onto the current ones (the
+    equality rows, before any force) removes a share (w h)^2 / 2 of the turning energy of
+    every body that turns about a joint. That loss is geometry, not physics: each island of
+    jointed bodies gets its kinetic energy back by a common scale of its velocities (which
+    keeps J v = 0). For one degree of freedom this is exactly semi-implicit Euler in the joint
+    coordinate: the position pass puts the body at angle + h w, and w changes only by the
+    forces' impulses. One degree of freedom is then exact (a door braked by friction follows
+    the clamped-impulse recurrence); islands driven by kinematic bodies, and losses larger
+    than MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
+    """
+    before = work.island_energy[0]
+    after = work.island_energy[1]
+    kinetic_energy_by_island(model, state, work, before)
+    J, W, kinv = work.joint_J, work.joint_W, work.joint_kinv
+    p = work.geometry_impulse
+    p[:] = 0.0
+    pk = work.block_impulse
+    pk[:] = 0.0
+    data = work.block_data
+    vel, angvel = state.body_vel, state.body_angvel
+    blocks = work.block_list
+    tol2 = settings.tolerance * settings.tolerance
+    for it in range(min(settings.iterations, GEOMETRY_SWEEPS)):
+        worst = 0.0
+        for k in range(work.block_count[0]):
+            j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
+                                   blocks[k, 4], blocks[k, 5])
+            if s >= SLOT_LOWER:
+                continue
+            if kind == KIND_POINT:
+                dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
+            elif kind == KIND_ANGULAR:
+                dp2, _ = solve_packed_angular(data, pk, k, s, 0.0, angvel, a, b)
+            else:
+                dp2, _ = solve_general_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
+                                             vel, angvel, a, b)
+            if dp2 > worst:
+                worst = dp2
+        if worst <= tol2:
+            break
+    kinetic_energy_by_island(model, state, work, after)
+    for i in range(model.body_kind.shape[0]):
+        k = model.body_island[i]
+        if k < 0 or model.island_driven[k] or not after[k] > 0.0:
+            continue
+        lost = (before[k] - after[k]) / before[k]
+        if 0.0 < lost < MAX_RESTORED:
+            f = math.sqrt(before[k] / after[k])
+            for q in range(3):
+                vel[i, q] *= f
+                angvel[i, q] *= f
+    momentum_follows_impulses(model, state, work)
+    work.body_free_angvel[:] = angvel
+
+
+@njit(**_JIT)
+def free_rotation_rate(q0, L, inv_inertia, h):
+    """The world angular velocity w such that exp(h w) q0 is the torque-free motion over h.
+
+    Paper 002 takes w = I(t)^-1 L; that explicit step gains energy on a tumbling body and lets
+    a slender body spin up about its own axis (the error grows by (h w)^2 (I_t / I_x) / 2 per
+    step). Here the free motion is a symmetric (Strang) splitting of
+        H = |L|^2 / (2 I_2) + L_1^2 (1/I_1 - 1/I_2) / 2 + L_3^2 (1/I_3 - 1/I_2) / 2
+    into exact rotations: about body axis 1, body axis 3, the world vector L, then back. L is
+    kept exactly, energy stays bounded, a sphere turns exactly about L, a symmetric body keeps
+    its axial spin exactly, and stiff bodies need no iteration. The solver adds the joint
+    impulses to this w.
+    """
+    q = q0
+    for k in range(5):
+        part = SPLIT_PARTS[k]
+        frac = SPLIT_FRACTIONS[k]
+        if part == 1:
+            # about the world vector L at rate |L| / I_2
+            turn = (frac * h * L[0] * inv_inertia[1], frac * h * L[1] * inv_inertia[1],
+                    frac * h * L[2] * inv_inertia[1])
+            q = quat_rotated(q, turn)
+        else:
+            # about a body axis at rate L_k (1/I_k - 1/I_2); nothing for a symmetric pair
+            rate = inv_inertia[part] - inv_inertia[1]
+            if rate == 0.0:
+                continue
+            lb = quat_rotate((q[0], -q[1], -q[2], -q[3]), L)
+            angle = frac * h * lb[part] * rate
+            c, s = half_turn(abs(angle))
+            sn = s * angle
+            turn_b = (c, sn if part == 0 else 0.0, 0.0, sn if part == 2 else 0.0)
+            q = quat_normalized(quat_mul(q, turn_b))
+    v = rotation_vector(quat_mul(q, (q0[0], -q0[1], -q0[2], -q0[3])))
+    return (v[0] / h, v[1] / h, v[2] / h)
+
+
+@njit(**_JIT)
+def world_inverse_inertia(R, d, out):
+    """out = R diag(d) R^T (out may be R itself)."""
+    m00 = R[0, 0] * d[0] * R[0, 0] + R[0, 1] * d[1] * R[0, 1] + R[0, 2] * d[2] * R[0, 2]
+    m01 = R[0, 0] * d[0] * R[1, 0] + R[0, 1] * d[1] * R[1, 1] + R[0, 2] * d[2] * R[1, 2]
+    m02 = R[0, 0] * d[0] * R[2, 0] + R[0, 1] * d[1] * R[2, 1] + R[0, 2] * d[2] * R[2, 2]
+    m11 = R[1, 0] * d[0] * R[1, 0] + R[1, 1] * d[1] * R[1, 1] + R[1, 2] * d[2] * R[1, 2]
+    m12 = R[1, 0] * d[0] * R[2, 0] + R[1, 1] * d[1] * R[2, 1] + R[1, 2] * d[2] * R[2, 2]
+    m22 = R[2, 0] * d[0] * R[2, 0] + R[2, 1] * d[1] * R[2, 1] + R[2, 2] * d[2] * R[2, 2]
+    out[0, 0], out[0, 1], out[0, 2] = m00, m01, m02
+    out[1, 0], out[1, 1], out[1, 2] = m01, m11, m12
+    out[2, 0], out[2, 1], out[2, 2] = m02, m12, m22
+
+
+@njit(**_JIT)
+def prepare_joints(model, state, work, settings):
+    """Rows at the current poses (J, W, K^-1, bias) and the list of active blocks."""
+    h = settings.dt
+    J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
+    count = 0
+    for j in range(model.joint_type.shape[0]):
+        jt = model.joint_type[j]
+        a = model.joint_body[j, 0]
+        b = model.joint_body[j, 1]
+        coord = joint_rows(J, work.joint_C, j, jt, state.body_pos, state.body_quat, a, b,
+                           model.joint_local_anchor, model.joint_local_frame,
+                           state.joint_coord[j])
+        for s in range(MAX_BLOCKS):
+            n = BLOCK_ROWS[jt, s]
+            if (s == SLOT_LOWER or s == SLOT_UPPER) and not model.joint_has_limit[j]:
+                n = 0
+            if s == SLOT_FRICTION and not model.joint_friction[j] > 0.0:
+                n = 0
+            if n > 0:
+                impulse_map(J, W, j, s, n, model.body_inv_mass, work.body_inv_inertia_world,
+                            a, b)
+                if not effective_mass_inverse(J, W, kinv, work.k3, j, s, n, BLOCK_KIND[jt, s]):
+                    n = 0
+            work.joint_rows[j, s] = n
+            work.joint_clamped[j, s] = False
+            bias[j, s, 0] = bias[j, s, 1] = bias[j, s, 2] = 0.0
+            if n == 0:
+                state.joint_impulse[j, s, :] = 0.0
+                continue
+            blk = work.block_list[count]
+            blk[0], blk[1], blk[2], blk[3], blk[4], blk[5] = j, s, n, BLOCK_KIND[jt, s], a, b
+            count += 1
+            if s == SLOT_LOWER or s == SLOT_UPPER:
+                lo, hi = model.joint_limit[j, 0], model.joint_limit[j, 1]
+                gap = coord - lo if s == SLOT_LOWER else hi - coord
+                if gap > 0.0:
+                    bias[j, s, 0] = gap / h
+            if BLOCK_KIND[jt, s] != KIND_GENERAL:
+                pack_block(J, W, kinv, bias, j, s, BLOCK_KIND[jt, s], work.block_data[count - 1])
+    work.block_count[0] = count
+
+
+@njit(**_JIT)
+def momentum_follows_impulses(model, state, work):
+    """L += I dw for the angular velocity change dw the impulses made, with the inertia they
+    were applied with (I = body_rot diag(I_body) body_rot^T)."""
+    R = work.body_rot
+    for i in range(model.body_kind.shape[0]):
+        if model.body_kind[i] != DYNAMIC:
+            continue
+        dw = (state.body_angvel[i, 0] - work.body_free_angvel[i, 0],
+              state.body_angvel[i, 1] - work.body_free_angvel[i, 1],
+              state.body_angvel[i, 2] - work.body_free_angvel[i, 2])
+        I = model.body_inertia[i]
+        l0 = (R[i, 0, 0] * dw[0] + R[i, 1, 0] * dw[1] + R[i, 2, 0] * dw[2]) * I[0]
+        l1 = (R[i, 0, 1] * dw[0] + R[i, 1, 1] * dw[1] + R[i, 2, 1] * dw[2]) * I[1]
+        l2 = (R[i, 0, 2] * dw[0] + R[i, 1, 2] * dw[1] + R[i, 2, 2] * dw[2]) * I[2]
+        dL = mat_vec(R[i], (l0, l1, l2))
+        for q in range(3):
+            state.body_angmom[i, q] += dL[q]
+
+
+@njit(**_JIT)
+def warm_start(model, state, work, settings):
+    h = settings.dt
+    p = state.joint_impulse
+    blocks = work.block_list
+    for k in range(work.block_count[0]):
+        j, s, n = blocks[k, 0], blocks[k, 1], blocks[k, 2]
+        if not settings.warm_start:
+            p[j, s, :] = 0.0
+            continue
+        if s == SLOT_LOWER or s == SLOT_UPPER:
+            p[j, s, 0] = max(p[j, s, 0], 0.0)
+        elif s == SLOT_FRICTION:
+            radius = model.joint_friction[j] * h
+            m = math.sqrt(p[j, s, 0] ** 2 + p[j, s, 1] ** 2 + p[j, s, 2] ** 2)
+            if m > radius:
+                p[j, s, :] *= radius / m
+        apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
+                      state.body_vel, state.body_angvel, blocks[k, 4], blocks[k, 5])
+    for k in range(work.block_count[0]):
+        for q in range(3):
+            work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
+
+
+@njit(**_JIT)
+def solve_velocities(model, state, work, contacts, settings):
+    """Sequential impulses; records iterations done, final residual max |dp| and seconds."""
+    h = settings.dt
+    tol2 = settings.tolerance * settings.tolerance
+    start = monotonic_seconds()
+    done = 0
+    worst = 0.0
+    blocks = work.block_list
+    J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
+    p = state.joint_impulse
+    pk, data = work.block_impulse, work.block_data
+    vel, angvel, friction = state.body_vel, state.body_angvel, model.joint_friction
+    for it in range(settings.iterations):
+        worst = 0.0
+        for k in range(work.block_count[0]):
+            j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
+                                   blocks[k, 4], blocks[k, 5])
+            if kind == KIND_POINT:
+                dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
+            else:
+                if kind == KIND_ANGULAR:
+                    dp2, clamped = solve_packed_angular(data, pk, k, s, friction[j] * h,
+                                                        angvel, a, b)
+                else:
+                    dp2, clamped = solve_general_block(J, W, kinv, bias, p, j, s, n,
+                                                       friction[j] * h, vel, angvel, a, b)
+                if s == SLOT_FRICTION:
+                    work.joint_clamped[j, s] = clamped
+            if dp2 > worst:
+                worst = dp2
+        if contacts is not None:
+            if contacts.count[0] > 0:
+                dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
+                                     contacts.rows, contacts.man_rows, contacts.impulse,
+                                     contacts.sliding, vel, angvel, it % 2 == 1)
+                if dp2 > worst:
+                    worst = dp2
+        done = it + 1
+        if worst <= tol2:
+            break
+        if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
+            break
+    if contacts is not None:
+        if contacts.count[0] > 0:
+            spread_sliding(contacts)
+            restitution(model, state, work, contacts, settings.dt)
+    # the packed blocks' impulses back to their joints (warm start, reports)
+    for k in range(work.block_count[0]):
+        if blocks[k, 3] != KIND_GENERAL:
+            for q in range(3):
+                p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
+    state.solver_stats[0] = done
+    state.solver_stats[1] = math.sqrt(worst)
+    state.solver_stats[2] = monotonic_seconds() - start
+
+
+@njit(**_JIT)
+def integrate_positions(model, state, work, settings):
+    h = settings.dt
+    R = work.body_rot
+    momentum_follows_impulses(model, state, work)
+    for i in range(model.body_kind.shape[0]):
+        kind = model.body_kind[i]
+        if kind == STATIC:
+            continue
+        w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
+        for q in range(3):
+            state.body_pos[i, q] += h * state.body_vel[i, q]
+        turned = quat_rotated((state.body_quat[i, 0], state.body_quat[i, 1],
+                               state.body_quat[i, 2], state.body_quat[i, 3]),
+                              (h * w[0], h * w[1], h * w[2]))
+        for q in range(4):
+            state.body_quat[i, q] = turned[q]
+        if kind == DYNAMIC:
+            # the angular velocity that goes with L at the new orientation
+            quat_to_mat(turned, R[i])
+            world_inverse_inertia(R[i], model.body_inv_inertia[i], work.body_inv_inertia_world[i])
+            w = mat_vec(work.body_inv_inertia_world[i], (state.body_angmom[i, 0],
+                                                         state.body_angmom[i, 1],
+                                                         state.body_angmom[i, 2]))
+            for q in range(3):
+                state.body_angvel[i, q] = w[q]
+
+
+@njit(**_JIT)
+def solve_positions(model, state, work, contacts, settings):
+    """Tree pass, mass-weighted sweeps over what it does not close (then over the contacts'
+    overlap), tree pass again."""
+    tree_pass(model, state, work)
+    J, C = work.joint_J, work.joint_C
+    ima = model.body_inv_mass
+    for it in range(settings.position_iterations):
+        swept = False
+        for j in range(model.joint_type.shape[0]):
+            jt = model.joint_type[j]
+            in_tree = model.joint_child[j] >= 0
+            if in_tree and not HAS_ROTATION_BLOCKS[jt]:
+                continue
+            a = model.joint_body[j, 0]
+            b = model.joint_body[j, 1]
+            coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
+                               model.joint_local_anchor, model.joint_local_frame,
+                               state.joint_coord[j])
+            for s in range(SLOT_FRICTION):
+                n = BLOCK_ROWS[jt, s]
+                if n == 0 or (in_tree and BLOCK_TRANSLATES[jt, s]):
+                    continue
+                if s == SLOT_LOWER or s == SLOT_UPPER:
+                    if not model.joint_has_limit[j]:
+                        continue
+                    lo, hi = model.joint_limit[j, 0], model.joint_limit[j, 1]
+                    gap = coord - lo if s == SLOT_LOWER else hi - coord
+                    if gap >= 0.0:
+                        continue
+                    C[j, s, 0] = gap
+                solve_position_block(
+                    J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
+                    work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
+                swept = True
+        if contacts is not None:
+            if contacts.count[0] > 0:
+                if solve_contact_positions(model, state, work, contacts) > 0.0:
+                    swept = True
+        if not swept:
+            break   # nothing was out of place: the next sweeps would change nothing
+    if settings.position_iterations > 0:
+        tree_pass(model, state, work)
+
+
+@njit(**_JIT)
+def report_joints(model, state, work, settings):
+    h = settings.dt
+    J = work.joint_J
+    vel = state.body_vel
+    angvel = state.body_angvel
+    pos, quat = state.body_pos, state.body_quat
+    joint_type, joint_body = model.joint_type, model.joint_body
+    anchor, frame = model.joint_local_anchor, model.joint_local_frame
+    for j in range(joint_type.shape[0]):
+        jt = joint_type[j]
+        a = joint_body[j, 0]
+        b = joint_body[j, 1]
+        coord, speed = joint_state(j, jt, pos, quat, vel, angvel, a, b, anchor, frame,
+                                   state.joint_coord[j])
+        state.joint_coord[j] = coord
+        state.joint_vel[j] = speed
+        n = work.joint_rows[j, SLOT_FRICTION]
+        p = state.joint_impulse[j, SLOT_FRICTION]
+        # friction on body B: the B columns of J^T p (force for prismatic, torque otherwise)
+        col = 6 if jt == PRISMATIC else 9
+        for q in range(3):
+            f = 0.0
+            for r in range(n):
+                f += J[j, SLOT_FRICTION, r, col + q] * p[r]
+            state.joint_friction_vec[j, q] = f / h
+        if n == 1:
+            state.joint_friction_force[j] = p[0] / h
+        else:
+            state.joint_friction_force[j] = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) / h
+        if n > 0:
+            state.joint_sliding[j] = work.joint_clamped[j, SLOT_FRICTION]
+        else:
+            state.joint_sliding[j] = jt != FIXED and abs(speed) > 1e-9
+
+
+@njit(**_JIT)
+def first_nonfinite_body(state):
+    for i in range(state.body_pos.shape[0]):
+        for q in range(3):
+            if not (math.isfinite(state.body_pos[i, q]) and math.isfinite(state.body_vel[i, q])
+                    and math.isfinite(state.body_angvel[i, q])):
+                return i
+    return -1
+
+
+@njit(**_JIT)
+def step(model, state, work, contacts, settings):
+    """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
+    non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
+    and call again)."""
+    free_motion(model, state, work, settings)
+    touching = False
+    if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
+        if not detect_contacts(model, state, work, contacts, settings.dt,
+                               settings.manifold_reuse):
+            return OVERFLOW
+        touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
+    prepare_joints(model, state, work, settings)
+    follow_geometry(model, state, work, settings)
+    if contacts is not None:
+        if touching:
+            prepare_contacts(model, state, work, contacts, settings.dt)
+    apply_forces(model, state, work, settings)
+    if contacts is not None:
+        if touching:
+            forced_approach(model, state, work, contacts)
+    warm_start(model, state, work, settings)
+    if contacts is not None:
+        if touching:
+            warm_start_contacts(model, state, work, contacts, settings.warm_start)
+    solve_velocities(model, state, work, contacts, settings)
+    integrate_positions(model, state, work, settings)
+    solve_positions(model, state, work, contacts, settings)
+    report_joints(model, state, work, settings)
+    state.time[0] += settings.dt
+    state.step_count[0] += 1
+    bad = first_nonfinite_body(state)
+    state.solver_stats[3] = bad + 1
+    return OK if bad < 0 else NONFINITE
+
+
+@njit(**_JIT)
+def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
+              rec_pos, rec_quat):
+    """Run up to nsteps steps in one call; record each step into the arrays whose first
+    dimension is at least nsteps (pass a zero-length first dimension to skip one):
+    rec_time (n,), rec_joint (n, njoint, 4) = coord, velocity, friction, sliding,
+    rec_stats (n, 3), rec_pos (n, nbody, 3), rec_quat (n, nbody, 4).
+    Returns (steps done, status of the last step): fewer steps than asked when the state
+    went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
+    done)."""
+    for k in range(nsteps):
+        status = step(model, state, work, contacts, settings)
+        if status == OVERFLOW:
+            return k, status
+        if rec_time.shape[0] > k:
+            rec_time[k] = state.time[0]
+        if rec_joint.shape[0] > k:
+            for j in range(rec_joint.shape[1]):
+                rec_joint[k, j, 0] = state.joint_coord[j]
+                rec_joint[k, j, 1] = state.joint_vel[j]
+                rec_joint[k, j, 2] = state.joint_friction_force[j]
+                rec_joint[k, j, 3] = 1.0 if state.joint_sliding[j] else 0.0
+        if rec_stats.shape[0] > k:
+            for q in range(3):
+                rec_stats[k, q] = state.solver_stats[q]
+        if rec_pos.shape[0] > k:
+            rec_pos[k] = state.body_pos
+        if rec_quat.shape[0] > k:
+            rec_quat[k] = state.body_quat
+        if status != OK:
+            return k + 1, status
+    return nsteps, OK

@@ -1,0 +1,177 @@
+"""The joint tree and its exact translation pass.
+
+Orientations are integrated exactly from w, and the joint velocities are solved, so what drifts
+between a joint's two anchors after a step is the bodies' centres: x += h v follows a straight
+line where the constrained body moves on a curve. For joints that form a tree rooted at static
+or kinematic bodies the translations that close every point lock are fully determined: each
+child must sit where its parent's anchor puts it. One pass in parent-before-child order closes
+them all exactly, in O(n) (forward kinematics from the current orientations):
+
+    point lock:          delta_child = -C (child B) or +C (child A),  C = (xB + rB) - (xA + rA)
+    prismatic off-axis:  delta_child = -sum_k C_k J_lin_child,k      (rows u_k, orthonormal)
+    prismatic limit:     the same along the axis, only while the limit is violated
+
+A tree with no static or kinematic body (a floating mechanism) is then shifted back so that
+its mass-weighted centre does not move. Loop-closing joints are left to the mass-weighted
+sweeps.
+"""
+from collections import deque
+
+import numpy as np
+from numba import njit
+
+from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
+from .joint import BLOCK_KIND, PRISMATIC, joint_rows
+from .math3 import quat_rotate
+
+
+def build_tree(body_kind, body_mass, joint_body, root_kinds):
+    """Order the joints into a forest.
+
+    body_kind (nbody,), body_mass (nbody,), joint_body (njoint, 2); root_kinds: the kinds that
+    cannot move in a position correction (static, kinematic). Returns joint_child (njoint,)
+    (1: B is the child, 0: A is, -1: loop joint), tree_order (ntree,), body_group (nbody,)
+    (index of the floating tree a body belongs to, -1 if its tree is rooted) and group count.
+    """
+    nbody, njoint = len(body_kind), len(joint_body)
+    adjacent = [[] for _ in range(nbody)]
+    for j, (a, b) in enumerate(joint_body):
+        adjacent[a].append((j, b, 1))
+        adjacent[b].append((j, a, 0))
+    joint_child = np.full(njoint, -1, np.int64)
+    body_group = np.full(nbody, -1, np.int64)
+    seen = np.zeros(nbody, bool)
+    order = []
+
+    def grow(roots, group):
+        queue = deque(roots)
+        for r in roots:
+            seen[r] = True
+            body_group[r] = group
+        while queue:
+            i = queue.popleft()
+            for j, other, child_is_b in adjacent[i]:
+                if seen[other]:
+                    continue   # a joint between two bodies already in the tree closes a loop
+                seen[other] = True
+                body_group[other] = group
+                joint_child[j] = child_is_b
+                order.append(j)
+                queue.append(other)
+
+    roots = [i for i in range(nbody) if body_kind[i] in root_kinds]
+    grow(roots, -1)
+    groups = 0
+    # floating mechanisms: root each at its heaviest body
+    for i in np.argsort(-np.asarray(body_mass), kind="stable"):
+        if not seen[i]:
+            grow([int(i)], groups)
+            groups += 1
+    return joint_child, np.array(order, np.int64), body_group, groups
+
+
+@njit(nogil=True, cache=True)
+def _shift(pos, i, d0, d1, d2):
+    pos[i, 0] += d0
+    pos[i, 1] += d1
+    pos[i, 2] += d2
+
+
+@njit(nogil=True, cache=True)
+def tree_pass(model, state, work):
+    """Close every point lock (and prismatic off-axis / violated limit) of the tree joints."""
+    pos, quat = state.body_pos, state.body_quat
+    ngroup = model.group_count[0]
+    start = work.body_shift
+    if ngroup > 0:
+        start[:] = pos
+    for k in range(model.tree_order.shape[0]):
+        j = model.tree_order[k]
+        jt = model.joint_type[j]
+        a = model.joint_body[j, 0]
+        b = model.joint_body[j, 1]
+        child_b = model.joint_child[j] == 1
+        child = b if child_b else a
+        if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT:
+            ra = quat_rotate((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]),
+                             (model.joint_local_anchor[j, 0, 0], model.joint_local_anchor[j, 0, 1],
+                              model.joint_local_anchor[j, 0, 2]))
+            rb = quat_rotate((quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]),
+                             (model.joint_local_anchor[j, 1, 0], model.joint_local_anchor[j, 1, 1],
+                              model.joint_local_anchor[j, 1, 2]))
+            c0 = pos[b, 0] + rb[0] - pos[a, 0] - ra[0]
+            c1 = pos[b, 1] + rb[1] - pos[a, 1] - ra[1]
+            c2 = pos[b, 2] + rb[2] - pos[a, 2] - ra[2]
+            sign = -1.0 if child_b else 1.0
+            _shift(pos, child, sign * c0, sign * c1, sign * c2)
+        elif jt == PRISMATIC:
+            J, C = work.joint_J, work.joint_C
+            coord = joint_rows(J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
+                               model.joint_local_frame, state.joint_coord[j])
+            col = 6 if child_b else 0
+            for s in range(SLOT_EQ1, SLOT_UPPER + 1):
+                if s == SLOT_EQ1:
+                    rows = 2
+                else:
+                    if not model.joint_has_limit[j]:
+                        continue
+                    gap = coord - model.joint_limit[j, 0] if s == SLOT_LOWER else model.joint_limit[j, 1] - coord
+                    if gap >= 0.0:
+                        continue
+                    C[j, s, 0] = gap
+                    rows = 1
+                d0 = d1 = d2 = 0.0
+                for r in range(rows):
+                    d0 -= C[j, s, r] * J[j, s, r, col]
+                    d1 -= C[j, s, r] * J[j, s, r, col + 1]
+                    d2 -= C[j, s, r] * J[j, s, r, col + 2]
+                _shift(pos, child, d0, d1, d2)
+                if s == SLOT_EQ1:
+                    # the off-axis shift changes the position along the axis only through d
+                    coord = joint_rows(J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
+                                       model.joint_local_frame, state.joint_coord[j])
+    if ngroup > 0:
+        acc = work.group_acc
+        acc[:, :] = 0.0
+        for i in range(pos.shape[0]):
+            g = model.body_group[i]
+            if g >= 0 and model.body_inv_mass[i] > 0.0:
+                m = 1.0 / model.body_inv_mass[i]
+                for q in range(3):
+                    acc[g, q] += m * (pos[i, q] - start[i, q])
+                acc[g, 3] += m
+        for i in range(pos.shape[0]):
+            g = model.body_group[i]
+            if g >= 0 and acc[g, 3] > 0.0 and model.body_inv_mass[i] > 0.0:
+                for q in range(3):
+                    pos[i, q] -= acc[g, q] / acc[g, 3]
+
+
+def build_islands(body_kind, joint_body, dynamic, kinematic):
+    """Islands of dynamic bodies connected by joints. Returns body_island (nbody,) (-1 for
+    bodies in no joint or not dynamic), island_driven (nisland,) (joined to a kinematic body)
+    and the island count."""
+    nbody = len(body_kind)
+    parent = list(range(nbody))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in joint_body:
+        if body_kind[a] == dynamic and body_kind[b] == dynamic:
+            parent[find(a)] = find(b)
+    body_island = np.full(nbody, -1, np.int64)
+    roots = {}
+    for a, b in joint_body:
+        for i in (a, b):
+            if body_kind[i] == dynamic:
+                body_island[i] = roots.setdefault(find(i), len(roots))
+    driven = np.zeros(len(roots), np.bool_)
+    for a, b in joint_body:
+        for i, other in ((a, b), (b, a)):
+            if body_kind[i] == kinematic and body_kind[other] == dynamic:
+                driven[body_island[other]] = True
+    return body_island, driven, len(roots)

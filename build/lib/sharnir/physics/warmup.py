@@ -1,0 +1,236 @@
+"""Compiling the step kernel: which kernels a world needs, in a process of its own, with
+progress.
+
+A world's step is one kernel call, `solver.step_many`. numba compiles it, and every kernel it
+calls, the first time it runs with a given signature; the result is cached (physics/cache.py).
+The signature depends only on the arrays' types, never on their sizes, so there are exactly two
+variants: worlds where something can touch (`contacts` is a ContactSet) and worlds where
+nothing can (`contacts` is None: numba prunes the contact stages, about a third of the
+compile). A tiny stand-in world of the same variant compiles the same kernels as any scene.
+
+`compile_step(world, progress)` makes a world's step ready:
+
+    1. from the cache: step_many's compiled code is loaded (under a second) and that is all;
+    2. else a child process (`python -m sharnir.physics.warmup --contacts|--no-contacts`)
+       compiles the stand-in's kernels into the cache and reports `done total` lines, so the
+       caller's thread (a window's, say) keeps the interpreter and stays responsive; then 1;
+    3. if that fails (no writable cache, the child died), the kernels compile here, with the
+       same progress from a watcher thread.
+
+progress(done, total, elapsed_s) is called from the calling thread (case 2) or the watcher
+thread (case 3): `done` counts the kernels that have code (compiled or loaded), `total` the
+kernels the variant reaches from step_many (`needed_kernels`).
+"""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numba
+from numba.core.registry import CPUDispatcher
+
+# the modules whose kernels only the contact stages reach
+_CONTACT_MODULES = ("contact", "manifold", "convex", "broadphase", "support")
+PROGRESS_PERIOD_S = 0.25
+# Loading the kernels from numba's cache takes under a second; only a real compile (first run,
+# or after the physics changed) is shown.
+COMPILE_NOTE_AFTER_S = 1.0
+COMPILE_NOTE = "compiling physics kernels (first run only, cached afterwards)..."
+COMPILE_LINE_S = 5.0  # a progress line this often when the stream is a log, not a terminal
+CHILD_TIMEOUT_S = 1800.0
+
+
+def _entry():
+    from .solver import step_many
+    return step_many
+
+
+def needed_kernels(contacts):
+    """The kernels step_many reaches and numba compiles on their own (inlined helpers are
+    compiled into their callers), for worlds with (True) or without contacts."""
+    seen, order, stack = set(), [], [_entry()]
+    while stack:
+        d = stack.pop()
+        if id(d) in seen:
+            continue
+        seen.add(id(d))
+        module = d.py_func.__module__.rsplit(".", 1)[-1]
+        if not contacts and module in _CONTACT_MODULES:
+            continue
+        if d.targetoptions.get("inline", "never") != "always":
+            order.append(d)
+        names, codes = set(), [d.py_func.__code__]
+        while codes:
+            code = codes.pop()
+            names.update(code.co_names)
+            codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+        scope = d.py_func.__globals__
+        stack.extend(scope[n] for n in sorted(names)
+                     if isinstance(scope.get(n), CPUDispatcher))
+    return order
+
+
+def stand_in_world(contacts):
+    """A tiny world whose step compiles the same kernels as every world of the variant: two
+    boxes on a revolute joint, plus (contacts) a ball above the ground."""
+    from .shape import Box, Plane, Sphere
+    from .world import World
+
+    world = World(dt=0.01)
+    world.add_body("a", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(0.2, 0.0, 1.0))
+    world.add_joint("hinge", "revolute", "world", "a", anchor=(0.0, 0.0, 1.0), friction=0.1)
+    if contacts:
+        world.add_body("ground", Plane(), kind="static")
+        world.add_body("ball", Sphere(0.1), mass=1.0, pos=(1.0, 0.0, 0.5))
+    return world
+
+
+def step_signature(world):
+    """numba's types of step_many's arguments for this world (what its compile is keyed by)."""
+    from .world import _empty_records
+
+    model, state, work = world._ready()
+    args = (model, state, work, world._contacts, world._settings, 0, *_empty_records(state))
+    return tuple(numba.typeof(a) for a in args)
+
+
+def _load_cached(sig):
+    """Load step_many for `sig` from numba's cache; False if it is not there."""
+    step_many = _entry()
+    if tuple(sig) in step_many.overloads:
+        return True
+    if step_many._cache.load_overload(sig, step_many.targetctx) is None:
+        return False
+    step_many.compile(sig)  # a cache hit now: loads it for real
+    return True
+
+
+class _Watcher(threading.Thread):
+    """Calls progress(done, total, elapsed) every PROGRESS_PERIOD_S while kernels compile."""
+
+    def __init__(self, kernels, progress):
+        super().__init__(name="sharnir-compile-progress", daemon=True)
+        self.kernels, self.progress = kernels, progress
+        self.start_time = time.perf_counter()
+        self.finished = threading.Event()
+
+    def count(self):
+        return sum(1 for d in self.kernels if d.overloads)
+
+    def run(self):
+        while not self.finished.wait(PROGRESS_PERIOD_S):
+            self.progress(self.count(), len(self.kernels),
+                          time.perf_counter() - self.start_time)
+
+
+def compile_here(world, progress=None):
+    """Compile (or load) the world's step kernels in this process, reporting progress."""
+    sig = step_signature(world)  # builds the world's arrays: world._contacts is set after
+    kernels = needed_kernels(world._contacts is not None)
+    watcher = _Watcher(kernels, progress) if progress is not None else None
+    if watcher is not None:
+        watcher.start()
+    try:
+        _entry().compile(sig)
+    finally:
+        if watcher is not None:
+            watcher.finished.set()
+            watcher.join()
+            progress(len(kernels), len(kernels), time.perf_counter() - watcher.start_time)
+
+
+def _compile_in_child(contacts, progress, start):
+    """Run the child compile; relay its progress lines. True if it finished."""
+    cmd = [sys.executable, "-m", "sharnir.physics.warmup",
+           "--contacts" if contacts else "--no-contacts"]
+    try:
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 stdin=subprocess.DEVNULL, text=True, env=dict(os.environ))
+    except OSError:
+        return False
+    try:
+        for line in child.stdout:
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "progress" and progress is not None:
+                try:
+                    progress(int(parts[1]), int(parts[2]), time.perf_counter() - start)
+                except ValueError:
+                    pass
+        return child.wait(CHILD_TIMEOUT_S) == 0
+    except (OSError, subprocess.TimeoutExpired):
+        child.kill()
+        return False
+    finally:
+        child.stdout.close()
+
+
+def compile_step(world, progress=None):
+    """Make the world's step kernel ready (see the module docstring). Returns how: 'cache',
+    'child' or 'here'."""
+    sig = step_signature(world)
+    if _load_cached(sig):
+        return "cache"
+    start = time.perf_counter()
+    contacts = world._contacts is not None
+    if _compile_in_child(contacts, progress, start) and _load_cached(sig):
+        total = len(needed_kernels(contacts))
+        if progress is not None:
+            progress(total, total, time.perf_counter() - start)
+        return "child"
+    compile_here(world, progress)
+    return "here"
+
+
+class ProgressPrinter:
+    """Compile progress on a stream (kernels done of total, elapsed): redrawn in place on a
+    terminal, a line every COMPILE_LINE_S in a log. Silent for a load from the cache."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.live = stream.isatty()
+        self.shown = False
+        self.finished = False
+        self.last_line = -COMPILE_LINE_S
+
+    def __call__(self, done, total, elapsed):
+        if (elapsed < COMPILE_NOTE_AFTER_S and not self.shown) or self.finished:
+            return
+        self.finished = done >= total
+        if not self.shown:
+            self.stream.write(COMPILE_NOTE + "\n")
+            self.shown = True
+        text = f"compiling: {done}/{total} kernels, {elapsed:.0f} s"
+        if self.live:
+            self.stream.write(f"\r{text}   ")
+        elif elapsed - self.last_line >= COMPILE_LINE_S or done == total:
+            self.last_line = elapsed
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.shown and self.live:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def main(argv=None):
+    """`python -m sharnir.physics.warmup --contacts|--no-contacts`: compile that variant's
+    kernels into the cache, printing `progress DONE TOTAL` lines, then `ok`."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in (["--contacts"], ["--no-contacts"]):
+        print("usage: python -m sharnir.physics.warmup --contacts|--no-contacts",
+              file=sys.stderr)
+        return 2
+    contacts = argv[0] == "--contacts"
+
+    def report(done, total, _elapsed):
+        print(f"progress {done} {total}", flush=True)
+
+    compile_here(stand_in_world(contacts), report)
+    print("ok", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

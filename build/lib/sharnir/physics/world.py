@@ -1,0 +1,818 @@
+"""World: build bodies, joints and loads in Python, then step them with one nogil kernel call.
+
+Conventions: SI units, z is up, quaternions (w, x, y, z), angles in radians. Body 0 is the
+fixed world ("world"). Joint anchors and axes are given in world coordinates at the pose the
+bodies have when the joint is added; joint coordinates are zero there.
+
+Body frames. The engine's frame of a body is its centre of mass and principal axes: body_pos,
+body_quat (and everything read or set through them: set_body_pose, the snapshot, joints'
+local anchors) are that frame. For primitives it is the frame the shape is written in. A Hull
+or Compound is written in a reference frame of the user's choosing (shape.py); add_body(pos,
+quat) places that REFERENCE frame, and the engine pose is it composed with the shape's
+(centre of mass c, principal axes Rp): x = pos + R c, R_body = R Rp. `body_reference_pose`
+gives the reference frame's pose back.
+"""
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .contact import MANIFOLD_REUSE, MANIFOLD_REUSE_MAX, grown, make_contacts  # noqa: E402
+from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
+from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
+from .model import KINEMATIC as KIND_KINEMATIC
+from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
+from .shape import geoms as shape_geoms
+from .shape import quat_matrix as quat_to_matrix
+from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
+from .tree import build_islands, build_tree  # noqa: E402
+
+
+class SimulationError(RuntimeError):
+    """The state went non-finite (NaN or inf); the message names the body and the time."""
+
+
+def _vec(name, value, n=3):
+    a = np.asarray(value, dtype=float).reshape(-1)
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have {n} numbers (got {len(a)})")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} has a NaN or infinite value: {a.tolist()}")
+    return a
+
+
+def _quat_mul(a, b):
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _quat_conj(q):
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+def _rotations(q):
+    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4) (w, x, y, z)."""
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def frame_from_axis(axis):
+    """A unit quaternion whose rotation takes the x axis onto `axis` (the shortest turn)."""
+    n = axis / np.linalg.norm(axis)
+    c = n[0]
+    if c < -1.0 + 1e-12:
+        return np.array([0.0, 0.0, 0.0, 1.0])
+    q = np.array([1.0 + c, 0.0, -n[2], n[1]])
+    return q / np.linalg.norm(q)
+
+
+@dataclass(frozen=True)
+class Material:
+    """Contact coefficients of a body's surface; a contact takes the larger of the two
+    bodies' values of each (MuJoCo's rule).
+
+    friction        Coulomb coefficient mu (sliding: |p_t| <= mu p_n)
+    rolling         rolling resistance, a length (m): the rolling torque is at most rolling x N
+    spinning        spinning (torsional) resistance, a length (m): |torque about n| <= spinning x N
+    restitution     e in [0, 1]: the normal speed after an impact is e times the speed before
+    friction_axis   optional body-fixed direction of anisotropic friction (paper 001); with it,
+    friction_along  the coefficient for sliding along the axis (projected onto the contact
+                    plane), `friction` being the one across it: the friction impulse lies in
+                    the ellipse (p_1 / mu_along)^2 + (p_2 / mu)^2 <= p_n^2 (physics/contact.py)
+    """
+    friction: float = 0.5
+    rolling: float = 0.0
+    spinning: float = 0.0
+    restitution: float = 0.0
+    friction_axis: tuple | None = None
+    friction_along: float | None = None
+
+    def __post_init__(self):
+        for name in ("friction", "rolling", "spinning", "restitution"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"material {name} must be a finite number >= 0 (got {v!r})")
+        if self.restitution > 1.0:
+            raise ValueError(f"material restitution must be at most 1 (got {self.restitution})")
+        if (self.friction_axis is None) != (self.friction_along is None):
+            raise ValueError("anisotropic friction needs both friction_axis and friction_along")
+        if self.friction_axis is not None:
+            v = self.friction_along
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"material friction_along must be a finite number >= 0 "
+                                 f"(got {v!r})")
+            try:
+                axis = np.asarray(self.friction_axis, dtype=float).reshape(3)
+            except (TypeError, ValueError):
+                raise ValueError(f"material friction_axis must be 3 numbers "
+                                 f"(got {self.friction_axis!r})") from None
+            length = float(np.linalg.norm(axis))
+            if not (math.isfinite(length) and length > 1e-12):
+                raise ValueError(f"material friction_axis must be a finite nonzero vector "
+                                 f"(got {self.friction_axis!r})")
+            object.__setattr__(self, "friction_axis", tuple(float(x) for x in axis / length))
+
+    def row(self):
+        """(mu, rolling, spinning, restitution, mu_along or -1, axis x, y, z) for the model."""
+        axis = self.friction_axis if self.friction_axis is not None else (0.0, 0.0, 0.0)
+        along = float(self.friction_along) if self.friction_along is not None else -1.0
+        return (float(self.friction), float(self.rolling), float(self.spinning),
+                float(self.restitution), along, *axis)
+
+
+ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
+
+
+@dataclass
+class _Body:
+    name: str
+    kind: int
+    mass: float
+    inertia: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    vel: np.ndarray
+    angvel: np.ndarray
+    shape: object = None
+    material: Material = Material()
+    group: int = 1
+    mask: int = ALL_GROUPS
+    frame: tuple | None = None   # (c, Rp) of a Hull / Compound: the body frame in its reference
+
+
+@dataclass
+class _Joint:
+    name: str
+    type: int
+    bodies: tuple
+    local_anchor: np.ndarray
+    local_frame: np.ndarray
+    friction: float
+    limits: tuple | None
+
+
+@dataclass
+class _Load:
+    body: int
+    force: np.ndarray
+    torque: np.ndarray
+    window: tuple
+
+
+@dataclass
+class Recording:
+    """Per-step series from World.run: joint columns are coordinate, velocity, friction, sliding."""
+    t: np.ndarray            # (steps,)
+    joint: np.ndarray        # (steps, njoint, 4)
+    stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
+    body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
+    body_quat: np.ndarray    # (steps, nbody, 4)
+    wall_s: float = 0.0      # wall-clock seconds spent stepping
+
+
+class World:
+    def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=100,
+                 position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True,
+                 manifold_reuse=MANIFOLD_REUSE):
+        self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
+                              np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
+        self._joints = []
+        self._loads = []
+        self._model = self._state = self._work = None
+        self._contacts = None
+        self._carry = None       # the running state a rebuild continues from
+        self._settings = None
+        self._config = {}
+        self.configure(dt=dt, gravity=gravity, iterations=iterations,
+                       position_iterations=position_iterations, tolerance=tolerance,
+                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse)
+        self.source = None
+
+    # ---- settings -------------------------------------------------------------------------
+    def configure(self, **changes):
+        """Change solver or world settings (dt, gravity, iterations, position_iterations,
+        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step.
+        Raises ValueError naming the setting if a value is out of range; nothing changes
+        then."""
+        cfg = dict(self._config)
+        for key, value in changes.items():
+            if key == "gravity":
+                cfg[key] = tuple(_vec("gravity", value))
+            elif key == "dt":
+                v = float(value)
+                if not (math.isfinite(v) and 0.0 < v <= 0.1):
+                    raise ValueError(f"dt must be in (0, 0.1] s (got {value})")
+                cfg[key] = v
+            elif key in ("iterations", "position_iterations"):
+                lo = 1 if key == "iterations" else 0
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(f"{key} must be a whole number (got {value})")
+                v = int(value)
+                if not lo <= v <= 100000:
+                    raise ValueError(f"{key} must be in [{lo}, 100000] (got {value})")
+                cfg[key] = v
+            elif key in ("tolerance", "budget_ms"):
+                v = float(value)
+                if not (math.isfinite(v) and v >= 0.0):
+                    raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
+                cfg[key] = v
+            elif key == "warm_start":
+                cfg[key] = bool(value)
+            elif key == "manifold_reuse":
+                v = float(value)
+                if not (math.isfinite(v) and 0.0 <= v <= MANIFOLD_REUSE_MAX):
+                    raise ValueError(f"manifold_reuse must be in [0, {MANIFOLD_REUSE_MAX}] m "
+                                     f"(got {value})")
+                cfg[key] = v
+            else:
+                raise ValueError(f"unknown setting {key!r}")
+        self._config = cfg
+        self._settings = make_settings(**cfg)
+
+    @property
+    def settings(self):
+        return dict(self._config)
+
+    @property
+    def dt(self):
+        return self._config["dt"]
+
+    # ---- building ---------------------------------------------------------------------------
+    def add_body(self, name, shape=None, *, mass=None, density=None, inertia=None,
+                 pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0),
+                 angvel=(0.0, 0.0, 0.0), kind="dynamic", material=None, group=1,
+                 mask=ALL_GROUPS):
+        """Add a rigid body; returns its index. Mass properties come from `inertia` (principal
+        moments about the centre of mass, body frame) if given, else from the shape with
+        `mass` or `density` (default 1000 kg/m^3).  A shaped body collides with the others
+        through its `material` (default Material()); bodies a and b may touch iff
+        group_a & mask_b and group_b & mask_a (bit sets), and never when a joint joins them.
+
+        A Hull or Compound shape is written in its own reference frame: `pos` and `quat` place
+        that frame, and the body (centre of mass, principal axes; see the module) starts at
+        pos + R(quat) c turned by quat * Rp; `inertia` is then about those principal axes and
+        `vel` is the velocity of the centre of mass."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("a body needs a non-empty name")
+        if name in self.body_names:
+            raise ValueError(f"body {name!r}: the name is taken")
+        if kind not in BODY_KINDS:
+            raise ValueError(f"body {name!r}: kind must be one of {sorted(BODY_KINDS)} (got {kind!r})")
+        k = BODY_KINDS[kind]
+        pos, vel, angvel = _vec("pos", pos), _vec("vel", vel), _vec("angvel", angvel)
+        q = _vec("quat", quat, 4)
+        qn = np.linalg.norm(q)
+        if qn < 1e-9:
+            raise ValueError(f"body {name!r}: quat must not be zero")
+        q = q / qn
+        if k == STATIC and (np.any(vel) or np.any(angvel)):
+            raise ValueError(f"body {name!r}: a static body cannot move; make it kinematic")
+        if shape is not None and shape.kind == PLANE and k != STATIC:
+            raise ValueError(f"body {name!r}: a plane is infinite; only a static body can be one")
+        frame = None
+        if isinstance(shape, (Hull, Compound)):
+            c, Rp = body_frame(shape)
+            if np.any(c != 0.0) or np.any(Rp != np.eye(3)):
+                frame = (np.array(c, dtype=float), np.array(Rp, dtype=float))
+                pos = pos + quat_to_matrix(q) @ frame[0]
+                q = _quat_mul(q, matrix_quat(frame[1]))
+                q = q / np.linalg.norm(q)
+        material = Material() if material is None else material
+        if not isinstance(material, Material):
+            raise TypeError(f"body {name!r}: material must be a Material (got {material!r})")
+        for what, bits in (("group", group), ("mask", mask)):
+            if not (isinstance(bits, (int, np.integer)) and 0 <= int(bits) <= ALL_GROUPS):
+                raise ValueError(f"body {name!r}: collision {what} must be an integer bit set "
+                                 f"in [0, 2^62) (got {bits!r})")
+        m, I = 0.0, np.zeros(3)
+        if k == DYNAMIC or mass is not None or density is not None:
+            if mass is not None and density is not None:
+                raise ValueError(f"body {name!r}: give mass or density, not both")
+            if mass is not None:
+                m = float(mass)
+                if not (math.isfinite(m) and m > 0):
+                    raise ValueError(f"body {name!r}: mass must be positive (got {mass})")
+            elif shape is not None:
+                rho = 1000.0 if density is None else float(density)
+                if not (math.isfinite(rho) and rho > 0):
+                    raise ValueError(f"body {name!r}: density must be positive (got {density})")
+                m = rho * shape.volume()
+            elif k == DYNAMIC:
+                raise ValueError(f"body {name!r}: a dynamic body without a shape needs a mass")
+            if inertia is not None:
+                I = _vec("inertia", inertia)
+                if not np.all(I > 0):
+                    raise ValueError(f"body {name!r}: inertia must be positive (got {I.tolist()})")
+            elif shape is not None:
+                I = m * shape.unit_inertia()
+            elif k == DYNAMIC:
+                raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
+        self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
+                                  int(group), int(mask), frame))
+        self._invalidate()
+        return len(self._bodies) - 1
+
+    def add_joint(self, name, type, body_a, body_b, *, anchor=(0.0, 0.0, 0.0),
+                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None):
+        """Join two bodies; anchor and axis in world coordinates at the bodies' current poses.
+        friction: Coulomb limit, N m (revolute, spherical) or N (prismatic).
+        limits: (lower, upper) in rad (revolute) or m (prismatic)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("a joint needs a non-empty name")
+        if name in self.joint_names:
+            raise ValueError(f"joint {name!r}: the name is taken")
+        if type not in JOINT_TYPES:
+            raise ValueError(f"joint {name!r}: type must be one of {sorted(JOINT_TYPES)} (got {type!r})")
+        jt = JOINT_TYPES[type]
+        a, b = self._body_index(body_a, f"joint {name!r}"), self._body_index(body_b, f"joint {name!r}")
+        if a == b:
+            raise ValueError(f"joint {name!r}: a joint cannot join body "
+                             f"{self._bodies[a].name!r} to itself")
+        if DYNAMIC not in (self._bodies[a].kind, self._bodies[b].kind):
+            raise ValueError(f"joint {name!r}: at least one of its bodies must be dynamic")
+        p = _vec("anchor", anchor)
+        n = _vec("axis", axis)
+        if np.linalg.norm(n) < 1e-12:
+            raise ValueError(f"joint {name!r}: axis must not be zero")
+        friction = float(friction)
+        if not (math.isfinite(friction) and friction >= 0):
+            raise ValueError(f"joint {name!r}: friction must be >= 0 (got {friction})")
+        if friction > 0 and not HAS_FRICTION[jt]:
+            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
+        if limits is not None:
+            if not HAS_LIMITS[jt]:
+                raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
+            lo, hi = (float(x) for x in limits)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"joint {name!r}: limits need lower < upper (got {list(limits)})")
+            limits = (lo, hi)
+        frame = frame_from_axis(n)
+        anchors, frames = np.zeros((2, 3)), np.zeros((2, 4))
+        for side, i in enumerate((a, b)):
+            body = self._current_body_pose(i)
+            R = quat_to_matrix(body[1])
+            anchors[side] = R.T @ (p - body[0])
+            frames[side] = _quat_mul(_quat_conj(body[1]), frame)
+        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits))
+        self._invalidate()
+        return len(self._joints) - 1
+
+    def add_load(self, body, *, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0), start=0.0,
+                 end=math.inf):
+        """A timed external load: force (N, at the centre of mass) and torque (N m), world
+        frame, acting while start <= t < end."""
+        i = self._body_index(body, "load")
+        if self._bodies[i].kind != DYNAMIC:
+            raise ValueError(f"load: body {self._bodies[i].name!r} is not dynamic")
+        start, end = float(start), float(end)
+        if not (math.isfinite(start) and start >= 0 and end > start):
+            raise ValueError(f"load: need 0 <= start < end (got start={start}, end={end})")
+        self._loads.append(_Load(i, _vec("force", force), _vec("torque", torque), (start, end)))
+        self._invalidate()
+        return len(self._loads) - 1
+
+    def _body_index(self, ref, where):
+        return _index(self._bodies, ref, "body", where)
+
+    def _joint_index(self, ref):
+        return _index(self._joints, ref, "joint", "")
+
+    def _current_body_pose(self, i):
+        if self._state is not None and i < self._state.body_pos.shape[0]:
+            return self._state.body_pos[i].copy(), self._state.body_quat[i].copy()
+        b = self._bodies[i]
+        return b.pos, b.quat
+
+    def _invalidate(self):
+        if self._state is not None:
+            self._capture_state()
+        self._model = None
+
+    def _capture_state(self):
+        """Copy the running state back into the specs so a rebuild continues from it."""
+        s = self._state
+        for i in range(s.body_pos.shape[0]):
+            b = self._bodies[i]
+            b.pos, b.quat = s.body_pos[i].copy(), s.body_quat[i].copy()
+            b.vel, b.angvel = s.body_vel[i].copy(), s.body_angvel[i].copy()
+        self._carry = s
+
+    def _build(self):
+        nb, nj, nl = len(self._bodies), len(self._joints), len(self._loads)
+        bodies = self._bodies
+        kind = np.array([b.kind for b in bodies], np.int64)
+        mass = np.array([b.mass for b in bodies])
+        inertia = np.array([b.inertia for b in bodies]).reshape(nb, 3)
+        dyn = kind == DYNAMIC
+        inv_mass = np.where(dyn, 1.0 / np.where(dyn, mass, 1.0), 0.0)
+        inv_inertia = np.where(dyn[:, None], 1.0 / np.where(dyn[:, None], inertia, 1.0), 0.0)
+        J = self._joints
+        limit = np.array([j.limits if j.limits else (0.0, 0.0) for j in J]).reshape(nj, 2)
+        self._model = Model(
+            body_kind=kind, body_inv_mass=inv_mass, body_inertia=inertia,
+            body_inv_inertia=inv_inertia,
+            joint_type=np.array([j.type for j in J], np.int64).reshape(nj),
+            joint_body=np.array([j.bodies for j in J], np.int64).reshape(nj, 2),
+            joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
+            joint_local_frame=np.array([j.local_frame for j in J]).reshape(nj, 2, 4),
+            joint_friction=np.array([j.friction for j in J], float).reshape(nj),
+            joint_limit=limit,
+            joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
+            joint_child=None, tree_order=None, body_group=None, group_count=None,
+            body_island=None, island_driven=None,
+            **self._geoms(kind),
+            load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
+            load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
+            load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
+            load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
+        )
+        joint_child, tree_order, body_group, groups = build_tree(
+            kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
+        body_island, island_driven, islands = build_islands(
+            kind, [j.bodies for j in J], DYNAMIC, KIND_KINEMATIC)
+        self._model = self._model._replace(
+            joint_child=joint_child, tree_order=tree_order, body_group=body_group,
+            group_count=np.array([groups], np.int64), body_island=body_island,
+            island_driven=island_driven)
+        old = self._carry
+        s = make_state(nb, nj)
+        for i, b in enumerate(bodies):
+            s.body_pos[i], s.body_quat[i] = b.pos, b.quat
+            s.body_vel[i], s.body_angvel[i] = b.vel, b.angvel
+            if b.kind == DYNAMIC:
+                R = quat_to_matrix(b.quat)
+                s.body_angmom[i] = R @ (b.inertia * (R.T @ b.angvel))
+        if old is not None:
+            nbo, njo = old.body_pos.shape[0], old.joint_coord.shape[0]
+            s.time[:] = old.time
+            s.step_count[:] = old.step_count
+            s.body_angmom[:nbo] = old.body_angmom
+            s.body_force[:nbo] = old.body_force
+            s.body_torque[:nbo] = old.body_torque
+            s.joint_impulse[:njo] = old.joint_impulse
+            s.joint_coord[:njo] = old.joint_coord
+        self._state = s
+        self._work = make_work(nb, nj, groups, islands)
+        # a world where nothing can touch steps a kernel compiled without the contact stages
+        # (solver.step prunes them when contacts is None): half the compile, none of the cost
+        m = self._model
+        self._contacts = (make_contacts(m.geom_kind.shape[0]) if _may_touch(m) else None)
+        self._carry = None
+
+    def _geoms(self, kind):
+        """The Model's geom arrays: one geom per primitive body at its centre of mass, one per
+        part of a compound and one per hull, each at its pose in the body frame (shape.geoms);
+        a hull's vertices (in its own frame, the geom frame) go to hull_vert, its rows
+        (start, count) to geom_hull, its geom_size is zeros."""
+        owner, leaves = [], []
+        for i, b in enumerate(self._bodies):
+            if b.shape is not None:
+                for leaf in shape_geoms(b.shape):
+                    owner.append(i)
+                    leaves.append(leaf)
+        ng = len(leaves)
+        nb = len(self._bodies)
+        held = sorted({(min(j.bodies), max(j.bodies)) for j in self._joints})
+        hull = np.zeros((ng, 2), np.int64)
+        verts, start, rows = [], 0, {}
+        for g, (leaf, _, _) in enumerate(leaves):
+            if leaf.kind == HULL:
+                if id(leaf) not in rows:      # a hull used twice shares its rows
+                    rows[id(leaf)] = (start, len(leaf.vertices))
+                    verts.append(leaf.vertices)
+                    start += len(leaf.vertices)
+                hull[g] = rows[id(leaf)]
+        bodies = [self._bodies[i] for i in owner]
+        return dict(
+            body_dynamic=kind == DYNAMIC,
+            geom_body=np.array(owner, np.int64).reshape(ng),
+            geom_kind=np.array([leaf.kind for leaf, _, _ in leaves], np.int64).reshape(ng),
+            geom_size=np.array([(0.0, 0.0, 0.0) if leaf.kind == HULL else leaf.size
+                                for leaf, _, _ in leaves], float).reshape(ng, 3),
+            geom_local_pos=np.array([p for _, p, _ in leaves], float).reshape(ng, 3),
+            geom_local_rot=np.array([r for _, _, r in leaves], float).reshape(ng, 3, 3),
+            geom_material=np.array([b.material.row() for b in bodies], float).reshape(ng, 8),
+            geom_group=np.array([b.group for b in bodies], np.int64).reshape(ng),
+            geom_mask=np.array([b.mask for b in bodies], np.int64).reshape(ng),
+            geom_hull=hull,
+            hull_vert=np.concatenate(verts).astype(float) if verts else np.zeros((1, 3)),
+            pair_excluded=np.array(sorted(lo * nb + hi for lo, hi in held), np.int64))
+
+    def _ready(self):
+        if self._model is None:
+            self._build()
+        return self._model, self._state, self._work
+
+    # ---- stepping -----------------------------------------------------------------------------
+    def step(self, n=1):
+        """Advance n steps. Raises SimulationError if the state goes non-finite."""
+        self._advance(int(n), None)
+
+    def run(self, nsteps, record_bodies=False, chunk=0, progress=None):
+        """Advance nsteps steps and return a Recording of every step. With `progress`, the
+        steps run in chunks of `chunk` and progress(done, nsteps) is called after each."""
+        _, state, _ = self._ready()
+        nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+        rb = nsteps if record_bodies else 0
+        rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, 4)), np.zeros((nsteps, 3)),
+                        np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)))
+        chunk = chunk if chunk > 0 else nsteps
+        done = 0
+        wall = 0.0
+        while done < nsteps:
+            k = min(chunk, nsteps - done)
+            sl = slice(done, done + k)
+            t0 = time.perf_counter()
+            self._advance(k, (rec.t[sl], rec.joint[sl], rec.stats[sl],
+                              rec.body_pos[sl] if rb else rec.body_pos,
+                              rec.body_quat[sl] if rb else rec.body_quat))
+            wall += time.perf_counter() - t0
+            done += k
+            if progress is not None:
+                progress(done, nsteps)
+        rec.wall_s = wall
+        return rec
+
+    def _advance(self, n, rec):
+        model, state, work = self._ready()
+        if rec is None:
+            empty = _empty_records(state)
+            rec = empty
+        done, status = 0, OVERFLOW
+        while status == OVERFLOW:
+            rest = tuple(r[done:] if r.shape[0] else r for r in rec)
+            k, status = step_many(model, state, work, self._contacts, self._settings, n - done,
+                                  *rest)
+            done += k
+            if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
+                assert self._contacts is not None
+                self._contacts = grown(self._contacts, model.geom_kind.shape[0])
+        if status == NONFINITE or state.solver_stats[3] > 0:
+            i = int(state.solver_stats[3]) - 1
+            raise SimulationError(
+                f"the simulation became non-finite at t = {state.time[0]:.6g} s "
+                f"(body {self._bodies[i].name!r}); check the parameters last changed")
+
+    # ---- live edits ---------------------------------------------------------------------------
+    def set_friction(self, joint, value):
+        """Set a joint's Coulomb friction limit (N m or N), effective at the next step."""
+        j = self._joint_index(joint)
+        v = float(value)
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"joint {self._joints[j].name!r}: friction must be a finite "
+                             f"number >= 0 (got {value})")
+        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
+            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no friction")
+        self._joints[j].friction = v
+        if self._model is not None:
+            self._model.joint_friction[j] = v
+
+    def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
+        """A force at the centre of mass and a torque (world frame) that act until changed."""
+        i = self._body_index(body, "force")
+        _, state, _ = self._ready()
+        state.body_force[i] = _vec("force", force)
+        state.body_torque[i] = _vec("torque", torque)
+
+    def set_body_pose(self, body, pos=None, quat=None):
+        """Place a dynamic body that no joint holds (moving it by hand, e.g. dragging while
+        paused): centre of mass `pos` (world) and orientation `quat` (w, x, y, z; normalised
+        here).  The body is left at rest.  A jointed body is refused: its pose is the joints'."""
+        i = self._body_index(body, "pose")
+        b = self._bodies[i]
+        if b.kind != DYNAMIC:
+            raise ValueError(f"body {b.name!r} is not dynamic; only dynamic bodies are moved")
+        if any(i in j.bodies for j in self._joints):
+            raise ValueError(f"body {b.name!r} is held by a joint; pull it with a force instead")
+        p = None if pos is None else _vec("pos", pos)
+        q = None if quat is None else _vec("quat", quat, 4)
+        if q is not None:
+            n = float(np.linalg.norm(q))
+            if n < 1e-9:
+                raise ValueError(f"body {b.name!r}: quat must not be zero")
+            q = q / n
+        _, state, _ = self._ready()
+        if p is not None:
+            state.body_pos[i] = p
+        if q is not None:
+            state.body_quat[i] = q
+        state.body_vel[i] = 0.0
+        state.body_angvel[i] = 0.0
+        state.body_angmom[i] = 0.0
+
+    @property
+    def body_jointed(self):
+        """For each body, whether a joint holds it."""
+        held = set()
+        for j in self._joints:
+            held.update(j.bodies)
+        return [i in held for i in range(len(self._bodies))]
+
+    def set_body_velocity(self, body, vel=None, angvel=None):
+        i = self._body_index(body, "velocity")
+        b = self._bodies[i]
+        if b.kind == STATIC:
+            raise ValueError(f"body {b.name!r} is static")
+        _, state, _ = self._ready()
+        if vel is not None:
+            state.body_vel[i] = _vec("vel", vel)
+        if angvel is not None:
+            w = _vec("angvel", angvel)
+            state.body_angvel[i] = w
+            if b.kind == DYNAMIC:
+                R = quat_to_matrix(state.body_quat[i])
+                state.body_angmom[i] = R @ (b.inertia * (R.T @ w))
+
+    # ---- reading ------------------------------------------------------------------------------
+    @property
+    def body_names(self):
+        return [b.name for b in self._bodies]
+
+    @property
+    def joint_names(self):
+        return [j.name for j in self._joints]
+
+    @property
+    def joint_types(self):
+        return [JOINT_TYPE_NAMES[j.type] for j in self._joints]
+
+    def joint_coord_name(self, joint):
+        """'position' for prismatic joints, else 'angle'."""
+        return "position" if self._joints[self._joint_index(joint)].type == PRISMATIC else "angle"
+
+    def _read(self, name):
+        _, state, _ = self._ready()
+        a = getattr(state, name).view()
+        a.flags.writeable = False
+        return a
+
+    time = property(lambda self: float(self._read("time")[0]))
+    body_pos = property(lambda self: self._read("body_pos"))        # (nbody, 3)
+    body_quat = property(lambda self: self._read("body_quat"))      # (nbody, 4)
+    body_vel = property(lambda self: self._read("body_vel"))        # (nbody, 3)
+    body_angvel = property(lambda self: self._read("body_angvel"))  # (nbody, 3)
+    body_angmom = property(lambda self: self._read("body_angmom"))  # (nbody, 3)
+    joint_coord = property(lambda self: self._read("joint_coord"))  # (njoint,)
+    joint_vel = property(lambda self: self._read("joint_vel"))      # (njoint,)
+    joint_friction_force = property(lambda self: self._read("joint_friction_force"))
+    joint_friction_vec = property(lambda self: self._read("joint_friction_vec"))
+    joint_sliding = property(lambda self: self._read("joint_sliding"))
+    joint_impulse = property(lambda self: self._read("joint_impulse"))
+
+    @property
+    def joint_friction_limit(self):
+        return np.array([j.friction for j in self._joints])
+
+    @property
+    def body_mass(self):
+        return np.array([b.mass for b in self._bodies])
+
+    @property
+    def body_inertia(self):
+        return np.array([b.inertia for b in self._bodies])
+
+    @property
+    def body_shapes(self):
+        return [b.shape for b in self._bodies]
+
+    def body_reference_pose(self, body):
+        """(pos (3,), quat (4,)) now of the frame the body's shape is written in: for a Hull or
+        Compound the reference frame add_body placed (x_ref = x - R_ref c, R_ref = R Rp^T);
+        for every other body its body_pos, body_quat."""
+        i = self._body_index(body, "reference pose")
+        pos, quat = self._current_body_pose(i)
+        pos, quat = np.array(pos, dtype=float), np.array(quat, dtype=float)
+        frame = self._bodies[i].frame
+        if frame is None:
+            return pos, quat
+        c, Rp = frame
+        q = _quat_mul(quat, _quat_conj(matrix_quat(Rp)))
+        q = q / np.linalg.norm(q)
+        return pos - quat_to_matrix(q) @ c, q
+
+    @property
+    def joint_limits(self):
+        """Each joint's (lower, upper) limits (rad or m), or None where it has none."""
+        return [j.limits for j in self._joints]
+
+    @property
+    def joint_bodies(self):
+        return [j.bodies for j in self._joints]
+
+    def joint_anchor_world(self, joint):
+        """World positions (2, 3) of the joint's anchor as seen on body A and on body B."""
+        j = self._joints[self._joint_index(joint)]
+        _, state, _ = self._ready()
+        out = np.zeros((2, 3))
+        for side, i in enumerate(j.bodies):
+            out[side] = state.body_pos[i] + quat_to_matrix(state.body_quat[i]) @ j.local_anchor[side]
+        return out
+
+    def joint_frames_world(self):
+        """Every joint's anchor on body B (njoint, 3) and joint axis (njoint, 3), world frame,
+        at the current state (the x axis of the joint frame on body B; for drawing)."""
+        nj = len(self._joints)
+        anchors, axes = np.zeros((nj, 3)), np.zeros((nj, 3))
+        if nj == 0:
+            return anchors, axes
+        model, state, _ = self._ready()
+        b = model.joint_body[:, 1]
+        R = _rotations(state.body_quat[b])
+        anchors[:] = state.body_pos[b] + np.einsum("nij,nj->ni", R, model.joint_local_anchor[:, 1])
+        F = _rotations(model.joint_local_frame[:, 1])
+        axes[:] = np.einsum("nij,nj->ni", R, F[:, :, 0])
+        return anchors, axes
+
+    def contacts(self):
+        """This step's contact points (copies): a dict of arrays over k points --
+        body (k, 2) bodies A, B; point (k, 3) midpoint, world; normal (k, 3) A to B;
+        depth (k,) overlap (> 0) or gap (< 0), m; impulse (k, 6) accumulated p_n, p_t1, p_t2
+        (N s) and rolling p_r1, p_r2, spinning p_s (N m s) of the last step; force (k, 3) the
+        contact force on B (normal and sliding impulses / dt), world; sliding (k,) bool.
+        Friction is solved once per pair (at the centroid of its points, physics/contact.py);
+        here each point gets the share of it that its normal impulse has of the pair's."""
+        self._ready()
+        c = self._contacts
+        if c is None:   # nothing in this world can touch
+            c = make_contacts(0)
+        k = int(c.count[0])
+        n, t = c.normal[:k], c.tangent[:k]
+        p = c.impulse[:k].copy()
+        nman = int(c.man_count[0])
+        if k and nman:
+            first = c.man_first[:nman + 1]
+            sizes = np.diff(first)
+            owner = np.repeat(np.arange(nman), sizes)
+            total = np.add.reduceat(p[:, 0], first[:-1])
+            share = np.where(total[owner] > 0.0,
+                             p[:, 0] / np.where(total > 0.0, total, 1.0)[owner],
+                             1.0 / sizes[owner])
+            p[:, 1:] = p[first[:-1], 1:][owner] * share[:, None]
+        force = (p[:, 0:1] * n + p[:, 1:2] * t[:, 0] + p[:, 2:3] * t[:, 1]) / self.dt
+        return dict(body=c.body[:k].copy(), point=c.point[:k].copy(), normal=n.copy(),
+                    depth=c.depth[:k].copy(), impulse=p, force=force,
+                    sliding=c.sliding[:k].copy())
+
+    @property
+    def contact_stats(self):
+        """Of the last step: candidate pairs from the broad phase, contact points, seconds
+        spent detecting (broad + narrow phase), deepest overlap (m), seconds of the broad
+        phase alone (part of detect_s), touching pairs that kept their manifold (see the
+        manifold_reuse setting)."""
+        self._ready()
+        s = self._contacts.stats if self._contacts is not None else np.zeros(6)
+        return dict(pairs=int(s[0]), points=int(s[1]), detect_s=float(s[2]),
+                    max_depth=float(s[3]), broad_s=float(s[4]), reused=int(s[5]))
+
+    @property
+    def solver_stats(self):
+        """Last step: iterations done, final residual (max |dp|, N s), solve wall seconds."""
+        _, state, _ = self._ready()
+        it, res, sec, _ = state.solver_stats
+        return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
+
+
+def _may_touch(model):
+    """Whether any two geoms may ever touch: of different bodies, one of them dynamic, their
+    collision bits matching and the pair not joined (broadphase._may_collide's filters)."""
+    ng = model.geom_kind.shape[0]
+    if ng < 2:
+        return False
+    if ng > 2048:
+        return True
+    body = model.geom_body
+    dyn = model.body_dynamic[body]
+    nb = model.body_dynamic.shape[0]
+    a, b = np.triu_indices(ng, 1)
+    ok = (body[a] != body[b]) & (dyn[a] | dyn[b])
+    ok &= ((model.geom_group[a] & model.geom_mask[b]) != 0)
+    ok &= ((model.geom_group[b] & model.geom_mask[a]) != 0)
+    lo, hi = np.minimum(body[a], body[b]), np.maximum(body[a], body[b])
+    ok &= ~np.isin(lo * nb + hi, model.pair_excluded)
+    return bool(ok.any())
+
+
+def _index(items, ref, kind, where):
+    """The index of an entry given by index or by name; ValueError naming the choices."""
+    prefix = f"{where}: " if where else ""
+    if isinstance(ref, (int, np.integer)):
+        if 0 <= ref < len(items):
+            return int(ref)
+        raise ValueError(f"{prefix}no {kind} with index {ref}")
+    for i, item in enumerate(items):
+        if item.name == ref:
+            return i
+    names = ", ".join(item.name for item in items)
+    raise ValueError(f"{prefix}unknown {kind} {ref!r} ({kind}s are: {names})")
+
+
+def _empty_records(state):
+    nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+    return (np.zeros(0), np.zeros((0, nj, 4)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
+            np.zeros((0, nb, 4)))

@@ -1,0 +1,172 @@
+"""From body poses and shapes to per-instance data: model matrices, colours and bounds.
+
+Inputs are plain arrays as a snapshot holds them: positions (n, 3), quaternions (n, 4) in
+(w, x, y, z) order and a shape per body (a physics shape with ``kind`` and ``size``, or None
+for the shapeless world body).  Nothing here needs a GL context.
+
+Compounds and hulls: the pose is the body frame (centre of mass, principal axes); each piece
+(`physics.shape.geoms`: a compound's parts, a hull) is drawn at body pose x piece pose.  A hull
+has its own mesh: its instances are keyed by the Hull object itself (the renderer keeps a
+vertex buffer per Hull, `hull_mesh`), with an unscaled model matrix (vertices in its frame).
+"""
+import colorsys
+
+import numpy as np
+
+from sharnir.physics.shape import (
+    BOX,
+    CAPSULE,
+    CYLINDER,
+    ELLIPSOID,
+    HULL,
+    PLANE,
+    SPHERE,
+    Compound,
+    Hull,
+)
+from sharnir.physics.shape import geoms as shape_geoms
+
+# The meshes the renderer owns; every shape kind is drawn with one or more of them.
+MESHES = ("box", "sphere", "cylinder")
+GOLDEN = 0.6180339887498949  # hue step: neighbouring bodies get clearly different hues
+PLANE_HALF = 50.0            # m: a plane is drawn as a slab this wide each way from its origin
+PLANE_THICKNESS = 0.01       # m: ... and this thick, its top a hair below the plane (the grid
+PLANE_COLOUR = (0.30, 0.32, 0.36)  # and the shadows lie on it)
+
+
+def body_colour(index):
+    """A deterministic colour (r, g, b) in [0, 1] for body number `index`."""
+    hue = (0.08 + index * GOLDEN) % 1.0
+    return colorsys.hsv_to_rgb(hue, 0.55, 0.9)
+
+
+def rotation_matrices(quat):
+    """Rotation matrices (n, 3, 3) of quaternions (n, 4) (w, x, y, z); normalised first."""
+    q = np.asarray(quat, dtype=float).reshape(-1, 4)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], 1)
+
+
+def _model(pos, rot, scale):
+    """Column-major model matrix T R S, flattened to 16 floats as GLSL's mat4 expects."""
+    m = np.eye(4)
+    m[:3, :3] = rot * np.asarray(scale, dtype=float)
+    m[:3, 3] = pos
+    return m.T.reshape(16)
+
+
+def pieces(shape, pos, rot):
+    """The world poses [(leaf shape, pos (3,), rot (3, 3))] of a body's drawn pieces: the
+    shape itself for a primitive, the parts of a compound, the hull in its own frame."""
+    if not isinstance(shape, (Hull, Compound)):
+        return [(shape, pos, rot)]
+    return [(leaf, pos + rot @ p, rot @ R) for leaf, p, R in shape_geoms(shape)]
+
+
+def hull_mesh(hull):
+    """A hull's flat-shaded triangle list, rows (x, y, z, nx, ny, nz) float32 in its frame:
+    three rows per face, each with the face's outward normal."""
+    tris = hull.vertices[hull.faces]                       # (m, 3, 3)
+    normals = np.repeat(hull.face_normals[:, None, :], 3, axis=1)
+    return np.concatenate([tris, normals], axis=2).reshape(-1, 6).astype("f4")
+
+
+def body_instances(body_pos, body_quat, body_shapes):
+    """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b.  Planes
+    come apart, under "plane" (drawn with the box mesh, before the shadows); each Hull drawn
+    has its rows under the Hull object as key."""
+    rows = {name: [] for name in MESHES + ("plane",)}
+    rots = rotation_matrices(body_quat)
+    for i, body_shape in enumerate(body_shapes):
+        if body_shape is None:
+            continue
+        colour = body_colour(i)
+        for shape, pos, rot in pieces(body_shape, np.asarray(body_pos[i], dtype=float), rots[i]):
+            _add_rows(rows, shape, pos, rot, colour, i)
+    return {name: np.array(r, dtype="f4").reshape(-1, 19) for name, r in rows.items()}
+
+
+def _add_rows(rows, shape, pos, rot, colour, i):
+    """Append the instance rows of one primitive or hull `shape` at (pos, rot) to `rows`."""
+    if shape.kind == HULL:
+        rows.setdefault(shape, []).append(np.concatenate([_model(pos, rot, (1.0, 1.0, 1.0)),
+                                                          colour]))
+        return
+    a, b, c = shape.size
+    if shape.kind == BOX:
+        parts = [("box", pos, (a, b, c))]
+    elif shape.kind == SPHERE:
+        parts = [("sphere", pos, (a, a, a))]
+    elif shape.kind == ELLIPSOID:
+        parts = [("sphere", pos, (a, b, c))]
+    elif shape.kind == CYLINDER:
+        parts = [("cylinder", pos, (a, a, b))]
+    elif shape.kind == CAPSULE:
+        # A cylinder with a whole sphere at each end: the inner halves hide in the cylinder.
+        axis = rot[:, 2] * b
+        parts = [("cylinder", pos, (a, a, b)), ("sphere", pos + axis, (a, a, a)),
+                 ("sphere", pos - axis, (a, a, a))]
+    elif shape.kind == PLANE:
+        colour = PLANE_COLOUR
+        centre = pos - rot[:, 2] * (0.5 * PLANE_THICKNESS + 2e-3)
+        parts = [("plane", centre, (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS))]
+    else:
+        raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
+    for mesh, centre, scale in parts:
+        rows[mesh].append(np.concatenate([_model(centre, rot, scale), colour]))
+
+
+def point_instances(points, radius, colours):
+    """Rows (k, 19) drawing a sphere of `radius` at each point (k, 3) in colours (k, 3)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    colours = np.broadcast_to(np.asarray(colours, dtype=float).reshape(-1, 3), points.shape)
+    rows = np.zeros((len(points), 19), dtype="f4")
+    rows[:, 0] = rows[:, 5] = rows[:, 10] = radius   # columns of the model matrix
+    rows[:, 12:15] = points
+    rows[:, 15] = 1.0
+    rows[:, 16:19] = colours
+    return rows
+
+
+def _half_extent(shape, rot):
+    """Half-size (3,) of the world-axis box around a shape turned by rot (3, 3); exact for
+    boxes, spheres and capsules, a little generous for cylinders and ellipsoids."""
+    a, b, c = shape.size
+    spread = np.abs(rot)
+    if shape.kind == SPHERE:
+        return np.full(3, a)
+    if shape.kind == CAPSULE:
+        return spread @ (0.0, 0.0, b) + a
+    if shape.kind == CYLINDER:
+        return spread @ (a, a, b)
+    return spread @ (a, b, c)  # box, ellipsoid
+
+
+def scene_bounds(body_pos, body_quat, body_shapes, points=()):
+    """(min (3,), max (3,)) around every shaped body and the extra points (k, 3)."""
+    lo, hi = [], []
+    rots = rotation_matrices(body_quat)
+    for body_pos_i, body_rot, body_shape in zip(np.asarray(body_pos, dtype=float), rots,
+                                                body_shapes):
+        if body_shape is None:
+            continue
+        for shape, pos, rot in pieces(body_shape, body_pos_i, body_rot):
+            if shape.kind == HULL:
+                world = shape.vertices @ rot.T + pos
+                lo.append(world.min(axis=0))
+                hi.append(world.max(axis=0))
+                continue
+            half = _half_extent(shape, rot)
+            lo.append(pos - half)
+            hi.append(pos + half)
+    for p in np.asarray(points, dtype=float).reshape(-1, 3):
+        lo.append(p)
+        hi.append(p)
+    if not lo:
+        return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])
+    return np.min(lo, axis=0), np.max(hi, axis=0)

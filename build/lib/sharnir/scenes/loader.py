@@ -1,0 +1,485 @@
+"""Read scene files: TOML -> ``--set`` overrides -> validated `SceneSpec` -> physics ``World``.
+
+Every failure is raised as `SceneError`, whose message is written for the
+person who wrote the file: one line per problem, each naming the file, the
+entry (``bodies[1] "arm"``) and the field, and never a Python traceback.
+The file format itself is documented in `scenes.schema`.
+"""
+
+import contextlib
+import copy
+import difflib
+import importlib
+import json
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .schema import (
+    PART_SHAPES,
+    SHAPES,
+    BodySpec,
+    JointSpec,
+    LoadSpec,
+    Loc,
+    PartSpec,
+    SceneSpec,
+    ShapeSpec,
+    SolverSpec,
+    WorldSpec,
+)
+
+SCENE_DIR = Path(__file__).parent
+MAX_REPORTED = 10
+
+# The scene's tables and arrays of tables, with the model each follows.
+_TABLES: dict[str, type[BaseModel]] = {"world": WorldSpec, "solver": SolverSpec}
+_ARRAYS: dict[str, type[BaseModel]] = {"bodies": BodySpec, "joints": JointSpec, "loads": LoadSpec}
+# --set addresses bodies and joints by name, loads (which have none) by index.
+_NAMED = {"bodies": "body", "joints": "joint"}
+_SHAPE_CLASSES = {
+    "box": "Box",
+    "sphere": "Sphere",
+    "capsule": "Capsule",
+    "cylinder": "Cylinder",
+    "plane": "Plane",
+    "ellipsoid": "Ellipsoid",
+}
+# pydantic messages that read badly in a scene-file context.
+_MESSAGES = {
+    "finite_number": "NaN or infinite value",
+    "model_type": "must be a table",
+    "model_attributes_type": "must be a table",
+    "dict_type": "must be a table",
+    "list_type": "must be an array of tables",
+    "tuple_type": "must be an array",
+    "float_type": "must be a number",
+    "int_type": "must be an integer",
+    "bool_type": "must be true or false",
+    "string_type": "must be a string",
+    "string_too_short": "must not be empty",
+}
+_NO_VALUE = object()  # "no offending value to show"; None is a value
+
+
+def shipped_scenes() -> dict[str, str]:
+    """The scenes shipped with Sharnir: name (the file's stem) -> its one-line description."""
+    scenes = {}
+    for path in sorted(SCENE_DIR.glob("*.toml")):
+        try:
+            with path.open("rb") as f:
+                scenes[path.stem] = str(tomllib.load(f).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            scenes[path.stem] = ""
+    return scenes
+
+
+def resolve_scene(ref: str | Path) -> Path:
+    """A scene named by path, or by the name of a shipped scene (`door`, `chain.toml`). A path
+    that exists wins over a shipped name; neither is a SceneError that lists the names."""
+    path = Path(ref)
+    if path.exists() or path.parent != Path("."):
+        return path
+    stem = path.name[:-5] if path.name.endswith(".toml") else path.name
+    shipped = SCENE_DIR / f"{stem}.toml"
+    if shipped.is_file():
+        return shipped
+    names = ", ".join(shipped_scenes())
+    raise SceneError(f"{ref}: no such file, nor a shipped scene (shipped: {names})")
+
+
+class SceneError(Exception):
+    """A scene that cannot be loaded; ``str()`` is the message to show the user."""
+
+
+def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
+    """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
+    name of a shipped scene: `resolve_scene`)."""
+    path = resolve_scene(path)
+    source = str(path)
+    raw = apply_overrides(_read_toml(Path(path), source), list(sets), source)
+    _resolve_files(raw, Path(path).parent)
+    try:
+        return SceneSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SceneError(_format_errors(exc, raw, source)) from None
+
+
+def load_scene(path: str | Path, sets: Iterable[str] = (), **kw: Any):
+    """`read_scene` then `build_world`; the world remembers its file as ``world.source``."""
+    world = build_world(read_scene(path, sets), source=str(path), **kw)
+    world.source = str(path)
+    return world
+
+
+def build_world(
+    spec: SceneSpec,
+    *,
+    dt: float | None = None,
+    iterations: int | None = None,
+    budget_ms: float | None = None,
+    source: str = "scene",
+):
+    """Create a physics ``World`` from a validated scene.
+
+    ``dt``, ``iterations`` and ``budget_ms`` (from the command line) replace the
+    scene's values when not None and are validated by the same rules.  ``source``
+    names the scene in error messages.
+    """
+    # lazily, so reading and validating scenes works without the engine
+    physics = importlib.import_module("sharnir.physics")
+
+    world_spec = _replace(spec.world, source, dt=dt)
+    solver = _replace(spec.solver, source, iterations=iterations, budget_ms=budget_ms)
+    with _blame(source, "[world]"):
+        world = physics.World(
+            dt=world_spec.dt,
+            gravity=world_spec.gravity,
+            iterations=solver.iterations,
+            position_iterations=solver.position_iterations,
+            tolerance=solver.tolerance,
+            budget_ms=solver.budget_ms,
+            warm_start=solver.warm_start,
+            manifold_reuse=solver.manifold_reuse,
+        )
+    meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
+    for i, body in enumerate(spec.bodies):
+        with _blame(source, f'bodies[{i}] "{body.name}"'):
+            world.add_body(
+                body.name,
+                _make_shape(physics, body.shape, meshes),
+                mass=body.mass,
+                density=body.density,
+                inertia=body.inertia,
+                pos=body.pos,
+                quat=body.quat,
+                vel=body.vel,
+                angvel=body.angvel,
+                kind=body.kind,
+                material=physics.Material(friction=body.friction, rolling=body.rolling,
+                                          spinning=body.spinning,
+                                          restitution=body.restitution,
+                                          friction_axis=body.friction_axis,
+                                          friction_along=body.friction_along),
+                group=body.group,
+                mask=body.mask,
+            )
+    for i, joint in enumerate(spec.joints):
+        with _blame(source, f'joints[{i}] "{joint.name}"'):
+            world.add_joint(
+                joint.name,
+                joint.type,
+                joint.body_a,
+                joint.body_b,
+                anchor=joint.anchor,
+                axis=joint.axis,
+                friction=joint.friction,
+                limits=joint.limits,
+            )
+    for i, load in enumerate(spec.loads):
+        with _blame(source, f"loads[{i}]"):
+            world.add_load(
+                load.body,
+                force=load.force,
+                torque=load.torque,
+                start=load.start,
+                end=math.inf if load.end is None else load.end,
+            )
+    return world
+
+
+def _resolve_files(raw: dict, base: Path) -> None:
+    """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
+    path relative to the scene file's folder ``base``, in place; anything malformed is left
+    for validation to report."""
+    def visit(shape: Any) -> None:
+        if not isinstance(shape, dict):
+            return
+        file = shape.get("file")
+        if shape.get("type") == "hull" and isinstance(file, str) and file:
+            shape["file"] = str(base / Path(file).expanduser())
+        parts = shape.get("parts")
+        if shape.get("type") == "compound" and isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict):
+                    visit(part.get("shape"))
+
+    bodies = raw.get("bodies")
+    if isinstance(bodies, list):
+        for body in bodies:
+            if isinstance(body, dict):
+                visit(body.get("shape"))
+
+
+def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
+    """Return a copy of the raw TOML dict with each ``KEY=VALUE`` of ``sets`` applied.
+
+    KEY is a dotted path (``joints.hinge.friction``, ``loads.0.end``,
+    ``world.gravity``); VALUE is read as a TOML value, or taken as a plain
+    string if it is not one.  Missing tables are created; whether the
+    resulting keys are allowed is left to validation.
+    """
+    result = copy.deepcopy(raw)
+    for item in sets:
+        where = f'{source}: --set "{item}"'
+        key, equals, text = item.partition("=")
+        parts = key.strip().split(".")
+        if not equals or not all(parts):
+            raise SceneError(f'{where}: expected KEY=VALUE with a dotted KEY such as solver.iterations')
+        table = result
+        for depth, part in enumerate(parts[:-1]):
+            table = _child(table, part, parts[:depth], where)
+        if not isinstance(table, dict):  # the path stopped at bodies, joints or loads
+            raise SceneError(f'{where}: "{parts[-2]}" is an array of tables; set a key of one entry')
+        table[parts[-1]] = _parse_value(text.strip())
+    return result
+
+
+def _child(node: Any, part: str, path: list[str], where: str) -> Any:
+    """Step from ``node`` (reached by ``path``) into its child ``part``, creating missing tables."""
+    if isinstance(node, list):  # only the top-level arrays of tables are walked into
+        return _entry(node, part, path[0], where)
+    is_array = not path and part in _ARRAYS
+    child = node.setdefault(part, [] if is_array else {})
+    if not isinstance(child, list if is_array else dict):
+        kind = "an array of tables" if is_array else "a table"
+        raise SceneError(f'{where}: "{".".join([*path, part])}" is not {kind}')
+    return child
+
+
+def _entry(entries: list, part: str, section: str, where: str) -> dict:
+    if section in _NAMED:
+        matches = [e for e in entries if isinstance(e, dict) and e.get("name") == part]
+        if len(matches) == 1:
+            return matches[0]
+        names = ", ".join(str(e.get("name")) for e in entries if isinstance(e, dict)) or "none"
+        count = "more than one" if matches else "no"
+        raise SceneError(f'{where}: {count} {_NAMED[section]} named "{part}" ({section} are: {names})')
+    if part.isdigit() and int(part) < len(entries) and isinstance(entries[int(part)], dict):
+        return entries[int(part)]
+    raise SceneError(
+        f'{where}: no {section}[{part}]; {section} are addressed by index and the file has {len(entries)}'
+    )
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads("v = " + text)["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _read_toml(path: Path, source: str) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise SceneError(f"{source}: is a directory, not a scene file") from None
+    except UnicodeDecodeError as exc:
+        raise SceneError(f"{source}: not UTF-8 text (bad byte at offset {exc.start})") from None
+    except OSError as exc:
+        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SceneError(f"{source}: {_describe_toml_error(str(exc))}") from None
+
+
+def _describe_toml_error(message: str) -> str:
+    # tomllib (3.11) reports the position only inside the message text.
+    match = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", message)
+    if match:
+        what, line, column = match.groups()
+        return f"TOML syntax error at line {line}, column {column}: {what}"
+    match = re.fullmatch(r"(.*) \(at end of document\)", message)
+    if match:
+        return f"TOML syntax error at the end of the file: {match.group(1)}"
+    return f"TOML syntax error: {message}"
+
+
+def _replace(spec: BaseModel, source: str, **values: Any) -> BaseModel:
+    """``spec`` with the non-None ``values`` replaced and validated again."""
+    values = {key: value for key, value in values.items() if value is not None}
+    if not values:
+        return spec
+    try:
+        return type(spec).model_validate({**spec.model_dump(), **values})
+    except ValidationError as exc:
+        raise SceneError(_format_errors(exc, {}, f"{source}: command-line option")) from None
+
+
+@contextlib.contextmanager
+def _blame(source: str, entry: str) -> Iterator[None]:
+    """Turn the engine's ValueError (physically impossible input) into a SceneError for ``entry``."""
+    try:
+        yield
+    except ValueError as exc:
+        raise SceneError(f"{source}: {entry}: {exc}") from exc
+
+
+def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = None,
+                field: str = "shape") -> Any:
+    """The physics shape of a spec; a hull or compound that the engine refuses (an unreadable
+    or flat mesh) raises ValueError naming the ``field``."""
+    if shape is None:
+        return None
+    meshes = {} if meshes is None else meshes
+    if shape.type == "hull":
+        from sharnir.physics.shape import Hull
+
+        try:
+            if shape.file is not None:
+                key = (shape.file, shape.scale)
+                if key not in meshes:
+                    meshes[key] = Hull.from_file(shape.file, scale=shape.scale)
+                return meshes[key]
+            return Hull([[c * shape.scale for c in v] for v in shape.vertices])
+        except ValueError as exc:
+            which = "file" if shape.file is not None else "vertices"
+            raise ValueError(f'field "{field}.{which}": {exc}') from None
+    if shape.type == "compound":
+        from sharnir.physics.shape import Compound
+
+        parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape"),
+                  part.pos, part.quat) for k, part in enumerate(shape.parts)]
+        try:
+            return Compound(parts)
+        except ValueError as exc:
+            raise ValueError(f'field "{field}.parts": {exc}') from None
+    return getattr(physics, _SHAPE_CLASSES[shape.type])(**shape.model_dump(exclude={"type"}))
+
+
+# --- error messages -------------------------------------------------------
+
+
+def _format_errors(exc: ValidationError, raw: dict, source: str) -> str:
+    lines = []
+    for error in exc.errors(include_url=False):
+        if error["type"] == "scene":
+            for loc, message in error["ctx"]["problems"]:
+                lines.append(_line(source, raw, error["loc"] + tuple(loc), message))
+        elif error["type"] == "extra_forbidden":
+            lines.append(_line(source, raw, error["loc"][:-1], _unknown_key(error["loc"])))
+        elif error["type"] == "missing" and isinstance(error["loc"][-1], int):
+            # A short vector: pydantic reports each missing item, one line is enough.
+            lines.append(_line(source, raw, error["loc"][:-1], "has too few items", error["input"]))
+        else:
+            lines.append(_line(source, raw, error["loc"], *_explain(error)))
+    lines = list(dict.fromkeys(lines))
+    if len(lines) > MAX_REPORTED:
+        lines[MAX_REPORTED:] = [f"{source}: ... and {len(lines) - MAX_REPORTED} more problems"]
+    return "\n".join(lines)
+
+
+def _line(source: str, raw: dict, loc: Loc, message: str, value: Any = _NO_VALUE) -> str:
+    """``source: entry: field "x.y": message (got value at index i)``, leaving out empty parts."""
+    entry, path = _split_loc(loc, raw)
+    details = []
+    if value is not _NO_VALUE:
+        details.append(f"got {_show(value)}")
+    if path and isinstance(path[-1], int) and path[-2:-1] != ("parts",):  # a vector component
+        details.append(f"at index {path[-1]}")
+        path = path[:-1]
+    parts = [source]
+    if entry:
+        parts.append(entry)
+    if path:
+        parts.append(f'field "{".".join(map(str, path))}"')
+    parts.append(message + (f" ({' '.join(details)})" if details else ""))
+    return ": ".join(parts)
+
+
+def _split_loc(loc: Loc, raw: dict) -> tuple[str | None, Loc]:
+    """Split a pydantic loc into an entry label and the field path inside that entry."""
+    if len(loc) >= 2 and loc[0] in _ARRAYS and isinstance(loc[1], int):
+        section, index = loc[0], loc[1]
+        entry = f"{section}[{index}]"
+        name = _raw_name(raw, section, index)
+        if name is not None:
+            entry += f' "{name}"'
+        path = loc[2:]
+        # A discriminated union puts the shape's type tag in the loc (after "shape", also a
+        # compound part's); the file has no such key.
+        if section == "bodies":
+            path = tuple(p for k, p in enumerate(path)
+                         if not (k > 0 and path[k - 1] == "shape" and p in SHAPES))
+        return entry, path
+    if loc and loc[0] in _TABLES:
+        return f"[{loc[0]}]", loc[1:]
+    return None, loc
+
+
+def _raw_name(raw: dict, section: str, index: int) -> str | None:
+    entries = raw.get(section)
+    if isinstance(entries, list) and index < len(entries) and isinstance(entries[index], dict):
+        name = entries[index].get("name")
+        if isinstance(name, str):
+            return name
+    return None
+
+
+def _unknown_key(loc: Loc) -> str:
+    key, parent = str(loc[-1]), loc[:-1]
+    if not parent:
+        model = SceneSpec
+    elif parent[0] in _TABLES:
+        model = _TABLES[parent[0]]
+    else:
+        model = _ARRAYS[parent[0]]
+        # walk down: "shape" then its type tag, "parts" then a part's index
+        for k, step in enumerate(parent[2:-1], start=2):
+            if step == "shape" and parent[k + 1] in SHAPES:
+                model = SHAPES[parent[k + 1]]
+            elif step == "parts" and isinstance(parent[k + 1], int):
+                model = PartSpec
+    allowed = list(model.model_fields)
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f'did you mean "{close[0]}"?' if close else f"allowed keys: {', '.join(allowed)}"
+    return f'unknown key "{key}" ({hint})'
+
+
+def _explain(error: dict) -> tuple[str, Any]:
+    """A message for a pydantic error, and the offending value to show (or _NO_VALUE)."""
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error["input"]
+    if kind == "missing":
+        return "is required", _NO_VALUE
+    if kind == "too_short" and ctx.get("field_type") == "List":
+        return f"must have at least {ctx['min_length']} items", value
+    if kind in ("too_short", "too_long"):
+        count = ctx.get("max_length", ctx.get("min_length"))
+        return f"must have exactly {count} items", value
+    in_part = "parts" in error["loc"]
+    types = ", ".join(PART_SHAPES if in_part else SHAPES)
+    if kind == "union_tag_invalid":
+        if in_part and ctx["tag"] in SHAPES:
+            return (f"a compound part cannot be a {ctx['tag']} (compounds do not nest, planes "
+                    f"are static ground; part types are: {types})"), _NO_VALUE
+        kinds = "part" if in_part else "shape"
+        return f"unknown shape type {_show(ctx['tag'])} ({kinds} types are: {types})", _NO_VALUE
+    if kind == "union_tag_not_found":
+        return f'needs a "type" (one of: {types})', _NO_VALUE
+    for bound, words in (("gt", "greater than"), ("ge", "at least"), ("lt", "less than"), ("le", "at most")):
+        if bound in ctx:
+            return f"must be {words} {ctx[bound]:g}", value
+    if kind in _MESSAGES:
+        return _MESSAGES[kind], value
+    return re.sub(r"^Input should be", "must be", error["msg"]), value
+
+
+def _show(value: Any) -> str:
+    """A value written the way it would appear in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_show, value)) + "]"
+    if isinstance(value, dict):
+        return "a table"
+    return str(value)

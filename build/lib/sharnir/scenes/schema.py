@@ -1,0 +1,454 @@
+"""Scene file schema, version 0: the pydantic models a scene TOML file must match.
+
+Units are SI (m, kg, s, N, rad), the world frame has z up, quaternions are
+written (w, x, y, z) and angles are in radians.  Every number must be finite
+(``nan`` and ``inf`` are rejected), vectors have exactly 3 numbers (quaternions
+4), and unknown keys anywhere are errors.  A complete file::
+
+    version = 0                      # optional, must be 0 if given
+    description = "free text"        # optional
+    duration = 5.0                   # s, > 0, how long a headless run lasts by default, default 5
+
+    [world]                          # optional table
+    gravity = [0.0, 0.0, -9.81]      # m/s^2, default that
+    dt = 0.01                        # s, > 0, <= 0.1, default 1/240
+
+    [solver]                         # optional table
+    iterations = 100                 # velocity iterations (max), int 1..100000, default 100
+    position_iterations = 4          # int 0..1000, default 4
+    tolerance = 1e-9                 # N s, >= 0, default 1e-9 (stop when every |dp| <= tolerance)
+    budget_ms = 0.0                  # wall-clock budget per step in ms, >= 0, 0 = off, default 0
+    warm_start = true                # default true
+    manifold_reuse = 0.0002          # m, 0..0.0025: a touching pair whose bodies moved no point
+                                     # further than this since its contact points were found
+                                     # keeps them (0 = every pair afresh each step), default 0.0002
+
+    [[bodies]]
+    name = "door"                    # required, unique, not "world" (the fixed world body)
+    shape = { type = "box", half_extents = [0.5, 0.02, 1.0] }
+    mass = 21.5                      # kg > 0
+    # density = 1000.0               # kg/m^3 > 0, instead of mass
+    # inertia = [Ixx, Iyy, Izz]      # principal moments about the centre of mass, body frame, > 0
+    pos = [0.5, 0.0, 1.0]            # m, default [0, 0, 0]
+    quat = [1.0, 0.0, 0.0, 0.0]      # default identity; normalised on load, must not be zero
+    vel = [0.0, 0.0, 0.0]            # m/s, default zero
+    angvel = [0.0, 0.0, 0.0]         # rad/s, world frame, default zero
+    kind = "dynamic"                 # dynamic | static | kinematic, default dynamic
+    friction = 0.5                   # Coulomb mu >= 0 of the surface, default 0.5
+    rolling = 0.0                    # rolling resistance, m (torque <= rolling x N), default 0
+    spinning = 0.0                   # spinning resistance, m (torque <= spinning x N), default 0
+    restitution = 0.0                # 0..1, default 0; a contact takes the larger of the two
+                                     # bodies' values of each of these four (MuJoCo's rule)
+    # friction_axis = [1.0, 0.0, 0.0]  # optional anisotropic friction (paper 001): a body-frame
+    # friction_along = 0.2           # direction and mu for sliding along it ("friction" is
+                                     # the mu across it); give both or neither
+    group = 1                        # collision bits of the body, default 1
+    mask = 4611686018427387903       # bits it collides with (2^62 - 1: all, the default);
+                                     # a and b touch iff group_a & mask_b and group_b & mask_a,
+                                     # and never when a joint joins them
+
+    [[joints]]
+    name = "hinge"                   # required, unique
+    type = "revolute"                # revolute | prismatic | spherical | fixed
+    body_a = "world"                 # a body name or "world"
+    body_b = "door"                  # a body name or "world", not body_a
+    anchor = [0.0, 0.0, 1.0]         # world-frame point at the initial pose, default [0, 0, 0]
+    axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised, default [0, 0, 1]
+    friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic), >= 0,
+                                     # default 0; must be 0 on fixed joints
+    limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
+                                     # m (prismatic); not allowed on spherical and fixed joints
+
+    [[loads]]                        # timed external loads, world frame
+    body = "door"                    # a body name, not "world", not a static body
+    force = [0.0, 0.0, 0.0]          # N at the centre of mass, default zero
+    torque = [0.0, 0.0, 52.7]        # N m, default zero
+    start = 0.0                      # s, >= 0, default 0
+    end = 0.33                       # s, > start; omit for a load that never ends
+
+Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
+
+* ``box``: ``half_extents = [hx, hy, hz]``, each > 0
+* ``sphere``: ``radius`` > 0
+* ``capsule``: ``radius`` > 0, ``half_length`` > 0 (of the cylindrical part)
+* ``cylinder``: ``radius`` > 0, ``half_length`` > 0
+* ``ellipsoid``: ``semi_axes = [a, b, c]``, each > 0
+* ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
+* ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
+  one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
+  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
+  multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
+* ``compound``: several shapes on one body,
+  ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
+  ``pos`` default zero, ``quat`` default identity, normalised); a part's shape is any type
+  above but ``plane`` and ``compound`` (compounds do not nest).  The parts share one density:
+  their volumes add (overlaps count twice).
+
+Hulls and compounds are written in their own reference frame: the vertices and part poses
+are in it and the body's ``pos`` / ``quat`` place it.  The simulated body frame is the centre
+of mass and principal axes (physics.shape); its pose is what the viewer and outputs report as
+the body's position and orientation, ``vel`` is the centre of mass's velocity and
+``inertia`` (if given) is about the principal axes.  For example a dumbbell::
+
+    [[bodies]]
+    name = "dumbbell"
+    density = 1000.0
+    pos = [0.0, 0.0, 0.5]
+    shape.type = "compound"
+    [[bodies.shape.parts]]
+    shape = { type = "sphere", radius = 0.1 }
+    pos = [-0.3, 0.0, 0.0]
+    [[bodies.shape.parts]]
+    shape = { type = "sphere", radius = 0.1 }
+    pos = [0.3, 0.0, 0.0]
+    [[bodies.shape.parts]]           # the bar: a capsule along z turned onto x
+    shape = { type = "capsule", radius = 0.03, half_length = 0.3 }
+    quat = [0.7071068, 0.0, 0.7071068, 0.0]
+
+(TOML inline tables must fit on one line; ``[[bodies.shape.parts]]`` tables do not.)
+
+Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
+kinematic bodies need neither (but may not have both).  ``inertia`` overrides
+the moments computed from the shape.  ``shape`` may be left out only if both
+``mass`` and ``inertia`` are given.
+
+Rules that span fields or entries are raised as ``scene`` errors (see
+`problem`) so the loader can point each one at the exact entry and field.
+"""
+
+import math
+import os
+from typing import Annotated, Literal
+
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+SCHEMA_VERSION = 0
+WORLD_BODY = "world"
+# Below this norm a quaternion or axis has no usable direction.
+MIN_NORM = 1e-9
+
+# Strict so that TOML strings and booleans are not silently coerced to numbers;
+# strict floats still accept TOML integers.
+Real = Annotated[float, Strict(), AllowInfNan(False)]
+Positive = Annotated[Real, Field(gt=0)]
+NonNegative = Annotated[Real, Field(ge=0)]
+Vec3 = tuple[Real, Real, Real]
+PositiveVec3 = tuple[Positive, Positive, Positive]
+Quat = tuple[Real, Real, Real, Real]
+Name = Annotated[StrictStr, Field(min_length=1)]
+
+Loc = tuple[str | int, ...]
+
+
+def problem(*problems: tuple[Loc, str]) -> PydanticCustomError:
+    """An error of type ``scene`` carrying one or more (loc, message) problems.
+
+    Each loc is relative to the model (or field) being validated, so a
+    scene-wide check can point into any entry; the loader appends it to
+    pydantic's own loc.  A validator can raise only one error, hence the list.
+    """
+    return PydanticCustomError(
+        "scene",
+        "{message}",
+        {"message": "; ".join(message for _, message in problems), "problems": list(problems)},
+    )
+
+
+def _unit(vector: tuple[float, ...]) -> tuple[float, ...]:
+    norm = math.sqrt(sum(c * c for c in vector))
+    if norm < MIN_NORM:
+        raise problem(((), f"must not be zero (norm {norm:g})"))
+    return tuple(c / norm for c in vector)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BoxSpec(_Spec):
+    type: Literal["box"]
+    half_extents: PositiveVec3
+
+
+class SphereSpec(_Spec):
+    type: Literal["sphere"]
+    radius: Positive
+
+
+class CapsuleSpec(_Spec):
+    type: Literal["capsule"]
+    radius: Positive
+    half_length: Positive
+
+
+class CylinderSpec(_Spec):
+    type: Literal["cylinder"]
+    radius: Positive
+    half_length: Positive
+
+
+class EllipsoidSpec(_Spec):
+    type: Literal["ellipsoid"]
+    semi_axes: PositiveVec3
+
+
+class PlaneSpec(_Spec):
+    """The half-space z <= 0 of the body's frame (the ground); static bodies only."""
+    type: Literal["plane"]
+
+
+class HullSpec(_Spec):
+    """The convex hull of `vertices` or of the mesh `file`'s vertices, times `scale`."""
+    type: Literal["hull"]
+    vertices: Annotated[list[Vec3], Field(min_length=4)] | None = None
+    file: Name | None = None
+    scale: Positive = 1.0
+
+    @field_validator("file")
+    @classmethod
+    def _file_exists(cls, file: str | None) -> str | None:
+        # the loader has made a relative path relative to the scene file already
+        if file is not None and not os.path.isfile(file):
+            raise problem(((), f'no such file "{file}"'))
+        return file
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "HullSpec":
+        if (self.vertices is None) == (self.file is None):
+            which = "both" if self.file is not None else "neither"
+            raise problem((("vertices",), f'give "vertices" or "file", not {which}'))
+        return self
+
+
+# the shapes a compound part may be
+PART_SHAPES: dict[str, type[_Spec]] = {
+    "box": BoxSpec,
+    "sphere": SphereSpec,
+    "capsule": CapsuleSpec,
+    "cylinder": CylinderSpec,
+    "ellipsoid": EllipsoidSpec,
+    "hull": HullSpec,
+}
+PartShapeSpec = Annotated[
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | HullSpec,
+    Field(discriminator="type"),
+]
+
+
+class PartSpec(_Spec):
+    """One part of a compound: its shape and pose in the compound's reference frame."""
+    shape: PartShapeSpec
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+
+    @field_validator("quat")
+    @classmethod
+    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(quat)
+
+
+class CompoundSpec(_Spec):
+    type: Literal["compound"]
+    parts: Annotated[list[PartSpec], Field(min_length=1)]
+
+
+SHAPES: dict[str, type[_Spec]] = {
+    "box": BoxSpec,
+    "sphere": SphereSpec,
+    "capsule": CapsuleSpec,
+    "cylinder": CylinderSpec,
+    "ellipsoid": EllipsoidSpec,
+    "plane": PlaneSpec,
+    "hull": HullSpec,
+    "compound": CompoundSpec,
+}
+ShapeSpec = Annotated[
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec | CompoundSpec,
+    Field(discriminator="type"),
+]
+
+
+class WorldSpec(_Spec):
+    gravity: Vec3 = (0.0, 0.0, -9.81)
+    dt: Annotated[Real, Field(gt=0, le=0.1)] = 1 / 240
+
+
+class SolverSpec(_Spec):
+    iterations: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 100
+    position_iterations: Annotated[int, Strict(), Field(ge=0, le=1000)] = 4
+    tolerance: NonNegative = 1e-9
+    budget_ms: NonNegative = 0.0
+    warm_start: StrictBool = True
+    # physics.contact.MANIFOLD_REUSE and MANIFOLD_REUSE_MAX (the schema loads without physics)
+    manifold_reuse: Annotated[Real, Field(ge=0, le=0.0025)] = 0.0002
+
+
+class BodySpec(_Spec):
+    name: Name
+    shape: ShapeSpec | None = None
+    mass: Positive | None = None
+    density: Positive | None = None
+    inertia: PositiveVec3 | None = None
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    vel: Vec3 = (0.0, 0.0, 0.0)
+    angvel: Vec3 = (0.0, 0.0, 0.0)
+    kind: Literal["dynamic", "static", "kinematic"] = "dynamic"
+    friction: NonNegative = 0.5
+    rolling: NonNegative = 0.0
+    spinning: NonNegative = 0.0
+    restitution: Annotated[Real, Field(ge=0, le=1)] = 0.0
+    friction_axis: Vec3 | None = None
+    friction_along: NonNegative | None = None
+    group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
+    mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        if name == WORLD_BODY:
+            raise problem(((), f'"{WORLD_BODY}" is reserved for the fixed world body'))
+        return name
+
+    @field_validator("quat")
+    @classmethod
+    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(quat)
+
+    @model_validator(mode="after")
+    def _mass_is_defined(self) -> "BodySpec":
+        problems = []
+        if self.mass is not None and self.density is not None:
+            problems.append((("density",), 'give either "mass" or "density", not both'))
+        elif self.kind == "dynamic" and self.mass is None and self.density is None:
+            problems.append((("mass",), 'a dynamic body needs "mass" or "density"'))
+        if (self.friction_axis is None) != (self.friction_along is None):
+            missing = "friction_along" if self.friction_along is None else "friction_axis"
+            problems.append(((missing,), 'anisotropic friction needs both "friction_axis" '
+                                         'and "friction_along"'))
+        elif self.friction_axis is not None and not any(self.friction_axis):
+            problems.append((("friction_axis",), "must not be the zero vector"))
+        # Without a shape there is nothing to compute a volume or inertia from.
+        if self.shape is not None and self.shape.type == "plane" and self.kind != "static":
+            problems.append((("kind",), 'a plane is infinite: its body must be "static"'))
+        if self.shape is None and (self.mass is None or self.inertia is None):
+            problems.append((("shape",), 'is required unless both "mass" and "inertia" are given'))
+        if problems:
+            raise problem(*problems)
+        return self
+
+
+class JointSpec(_Spec):
+    name: Name
+    type: Literal["revolute", "prismatic", "spherical", "fixed"]
+    body_a: Name
+    body_b: Name
+    anchor: Vec3 = (0.0, 0.0, 0.0)
+    axis: Vec3 = (0.0, 0.0, 1.0)
+    friction: NonNegative = 0.0
+    limits: tuple[Real, Real] | None = None
+
+    @field_validator("axis")
+    @classmethod
+    def _normalise_axis(cls, axis: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(axis)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "JointSpec":
+        problems = []
+        if self.body_a == self.body_b:
+            problems.append((("body_b",), f'a joint cannot join body "{self.body_a}" to itself'))
+        if self.type == "fixed" and self.friction > 0:
+            problems.append((("friction",), "must be 0 on a fixed joint, which cannot slip"))
+        if self.limits is not None:
+            lower, upper = self.limits
+            if self.type in ("spherical", "fixed"):
+                problems.append(
+                    (("limits",), f"not allowed on a {self.type} joint (only revolute and prismatic)")
+                )
+            elif lower >= upper:
+                problems.append((("limits",), f"lower must be less than upper (got [{lower}, {upper}])"))
+        if problems:
+            raise problem(*problems)
+        return self
+
+
+class LoadSpec(_Spec):
+    body: Name
+    force: Vec3 = (0.0, 0.0, 0.0)
+    torque: Vec3 = (0.0, 0.0, 0.0)
+    start: NonNegative = 0.0
+    end: Real | None = None  # None: the load never ends
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> "LoadSpec":
+        if self.end is not None and self.end <= self.start:
+            raise problem((("end",), f"must be greater than start = {self.start} (got {self.end})"))
+        return self
+
+
+class SceneSpec(_Spec):
+    version: Annotated[int, Strict()] = SCHEMA_VERSION
+    description: StrictStr = ""
+    duration: Positive = 5.0
+    world: WorldSpec = Field(default_factory=WorldSpec)
+    solver: SolverSpec = Field(default_factory=SolverSpec)
+    bodies: list[BodySpec] = []
+    joints: list[JointSpec] = []
+    loads: list[LoadSpec] = []
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, version: int) -> int:
+        if version != SCHEMA_VERSION:
+            raise problem(((), f"must be {SCHEMA_VERSION}, the only scene file version (got {version})"))
+        return version
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> "SceneSpec":
+        problems = [
+            *_duplicates("bodies", [b.name for b in self.bodies]),
+            *_duplicates("joints", [j.name for j in self.joints]),
+        ]
+        kinds = {body.name: body.kind for body in self.bodies}
+        known = ", ".join(kinds) or "none"
+        for i, joint in enumerate(self.joints):
+            for field in ("body_a", "body_b"):
+                name = getattr(joint, field)
+                if name != WORLD_BODY and name not in kinds:
+                    problems.append((("joints", i, field), f'unknown body "{name}" (bodies are: {known})'))
+        for i, load in enumerate(self.loads):
+            loc = ("loads", i, "body")
+            if load.body == WORLD_BODY:
+                problems.append((loc, "the fixed world body cannot carry a load"))
+            elif load.body not in kinds:
+                problems.append((loc, f'unknown body "{load.body}" (bodies are: {known})'))
+            elif kinds[load.body] == "static":
+                problems.append((loc, f'body "{load.body}" is static and cannot carry a load'))
+        if problems:
+            raise problem(*problems)
+        return self
+
+
+def _duplicates(section: str, names: list[str]) -> list[tuple[Loc, str]]:
+    first: dict[str, int] = {}
+    problems = []
+    for i, name in enumerate(names):
+        if name in first:
+            problems.append(
+                ((section, i, "name"), f'duplicate name "{name}" (already used by {section}[{first[name]}])')
+            )
+        else:
+            first[name] = i
+    return problems
