@@ -1,7 +1,0 @@
-"""``python -m sharnir``: the same as the ``sharnir`` command."""
-
-import sys
-
-from sharnir.app.cli import main
-
-sys.exit(main())
