@@ -1,5 +1,6 @@
-"""Sharnir: a real-time simulator of articulated rigid bodies with Coulomb joint friction,
-contacts and DC motors, solved by warm-started sequential impulses.
+"""Sharnir: a real-time simulator of articulated rigid bodies with Coulomb joint friction and
+contacts, solved by warm-started sequential impulses (DC motors are not implemented yet). The
+source papers: docs/papers.md; the layout: ARCHITECTURE.md.
 
     from sharnir import World, load_scene
 

@@ -1,7 +1,9 @@
 """Sharnir physics: articulated rigid bodies in maximal coordinates with Coulomb joint
-friction, solved by warm-started sequential impulses (papers 000/003 and 002).
+friction, solved by warm-started sequential impulses (papers 000/003 and 002), and contacts
+(papers 002, 001 and 004). The papers, and the equations each module cites ("paper 002, eq. 9"),
+are listed in docs/papers.md.
 
-Imports numpy and numba only. `World` is the entry point.
+Imports numpy and numba only (and trimesh, lazily, to build hulls). `World` is the entry point.
 """
 from . import cache
 

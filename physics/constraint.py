@@ -16,7 +16,7 @@ row's velocity is  Cdot_r = J_r . (vA, wA, vB, wB).  For one block of n rows
     p_new = clamp(p + dp);  dp = p_new - p;  p = p_new                    (clamp the ACCUMULATED p)
     (vA, wA, vB, wB) += W dp
 
-The friction clamp is the paper's ball (16): if ||p + dp|| > p_max the accumulated impulse is
+The friction clamp is paper 000's ball (16): if ||p + dp|| > p_max the accumulated impulse is
 scaled onto the sphere of radius p_max; a spherical joint clamps its 3 rows jointly.
 
 Velocity pass bias: 0 for equality and friction rows (drift is removed by the position pass,
@@ -211,9 +211,9 @@ def _move_body(W, j, s, n, lam, col, i, pos, quat):
 # spread over three arrays: block_data (nblock, PACK). The block's structure picks the
 # arithmetic: a POINT block has J_lin = -E (A), +E (B), so Cdot = vB - vA + J_angA wA +
 # J_angB wB; an ANGULAR block has J_lin = 0 and J_angA = -J_angB, so Cdot = J_angB (wB - wA);
-# a GENERAL block (prismatic rows) is solved from J, W, K^-1 with all 12 columns. Point blocks keep J_angA, J_angB, the
-# diagonals of W_linA, W_linB, W_angA, W_angB and K^-1; angular blocks keep U = J_angB, W_angA,
-# W_angB, K^-1 and the bias. Offsets:
+# a GENERAL block (prismatic rows) is solved from J, W, K^-1 with all 12 columns. Point blocks
+# keep J_angA, J_angB, the diagonals of W_linA, W_linB, W_angA, W_angB and K^-1; angular blocks
+# keep U = J_angB, W_angA, W_angB, K^-1 and the bias. Offsets:
 P_JA, P_JB, P_LA, P_LB, P_WA, P_WB, P_K = 0, 9, 18, 21, 24, 33, 42
 A_U, A_WA, A_WB, A_K, A_BIAS = 0, 9, 18, 27, 36
 PACK = 51

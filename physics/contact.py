@@ -68,7 +68,7 @@ keep pushing around (the points "fight"); one anchor has a unique answer, and ha
 
 Each row: m_eff = 1 / (J M^-1 J^T), dp = m_eff (target - Cdot), the ACCUMULATED impulse is
 clamped (the normal at >= 0; the sliding and rolling pairs scaled onto their disks, the
-paper's circular cone, never a pyramid), dp = p_new - p_old is applied:
+circular cone of paper 002 eq. 21, never a pyramid), dp = p_new - p_old is applied:
 
     vA -= dp_lin / mA,  wA -= IA^-1 (rA x dp_lin + dp_ang),  vB, wB the opposite signs.
 

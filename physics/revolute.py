@@ -5,7 +5,7 @@ u1 = R(qfA) e_y and u2 = R(qfA) e_z span the plane normal to a.
 
     slot 0  point lock (3 rows)                                     C = anchor separation
     slot 1  axis lock (2 rows):  C_k = (a x b) . u_k,  Cdot_k = (wB - wA) . u_k
-            row k: J = [0, -u_k, 0, u_k]                            (paper 002, G2, G3)
+            row k: J = [0, -u_k, 0, u_k]                            (paper 002, eq. 1-2: G2, G3)
     angle   theta = 2 atan2(q_rel.x, q_rel.w), q_rel = conj(qfA) qfB, unwrapped across +-pi
     slot 2  lower limit: C = theta - lower,  J = [0, -a, 0, a]
     slot 3  upper limit: C = upper - theta,  J = [0, a, 0, -a]

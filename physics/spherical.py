@@ -4,7 +4,7 @@ Symbols as in lock.py.
     slot 0  point lock (3 rows)
     slot 4  friction (3 rows): row i: J = [0, -e_i, 0, e_i], Cdot = wB - wA;
             K = IA^-1 + IB^-1 (paper 000), the accumulated 3-vector p is clamped jointly onto the
-            ball ||p|| <= tau_max dt (eq. 16), never row by row.
+            ball ||p|| <= tau_max dt (paper 000, eq. 16), never row by row.
     angle   the rotation angle of q_rel = conj(qfA) qfB, in [0, pi] (reported only, no limits)
 """
 import math

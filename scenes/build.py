@@ -1,7 +1,7 @@
 """Scene builders: small functions that write the generated contact scenes as TOML files.
 
-    python -m scenes.build            # regenerate every generated scene in scenes/
-    python -m scenes.build --list     # name them
+    python -m sharnir.scenes.build            # regenerate every generated scene in scenes/
+    python -m sharnir.scenes.build --list     # name them
 
 Each builder takes the path to write plus the scene's few parameters and returns the path;
 random draws come from numpy's PCG64 with a fixed seed, so a file is the same byte for byte
