@@ -11,6 +11,10 @@ import numpy as np
 from .constraint import MAX_BLOCKS, PACK
 
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
+# island_acc columns: mass, momentum (3), first moment sum m x (3), angular momentum about the
+# origin (3), inertia about the origin (6: xx, yy, zz, xy, xz, yz), a second angular momentum
+# (3) and the kinetic energy (solver.keep_island_momentum)
+ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LNOW, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
 
 Model = namedtuple("Model", [
@@ -31,6 +35,7 @@ Model = namedtuple("Model", [
     "group_count",         # (1,) int64 number of floating trees
     "body_island",         # (nbody,) int64 island of jointed dynamic bodies, -1 for none
     "island_driven",       # (nisland,) bool: the island is joined to a kinematic body
+    "island_floating",     # (nisland,) bool: joined to no static or kinematic body
     "body_dynamic",        # (nbody,) bool
     "geom_body",           # (ngeom,) int64 body owning the geom
     "geom_kind",           # (ngeom,) int64 shape kind (shape.py)
@@ -80,6 +85,8 @@ Work = namedtuple("Work", [
     "body_shift",            # (nbody, 3) positions before the tree pass
     "group_acc",             # (ngroup, 4) mass-weighted shift sums and masses of floating trees
     "island_energy",         # (2, nisland) kinetic energy before / after following the geometry
+    "island_acc",            # (nisland, ISLAND_ACC) mass, momentum, first moment, angular
+                             #   momentum and inertia sums of floating islands (solver.py)
     "geometry_impulse",      # (njoint, MAX_BLOCKS, 3) impulses of that projection
     "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
     "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
@@ -140,6 +147,7 @@ def make_work(nbody, njoint, ngroup, nisland):
         body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
         body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
         island_energy=np.zeros((2, max(nisland, 1))),
+        island_acc=np.zeros((max(nisland, 1), ISLAND_ACC)),
         geometry_impulse=np.zeros(blocks + (3,)),
         joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),
         joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),

@@ -149,8 +149,9 @@ def tree_pass(model, state, work):
 
 def build_islands(body_kind, joint_body, dynamic, kinematic):
     """Islands of dynamic bodies connected by joints. Returns body_island (nbody,) (-1 for
-    bodies in no joint or not dynamic), island_driven (nisland,) (joined to a kinematic body)
-    and the island count."""
+    bodies in no joint or not dynamic), island_driven (nisland,) (joined to a kinematic body),
+    island_floating (nisland,) (joined to no static or kinematic body: its momentum is its
+    own) and the island count."""
     nbody = len(body_kind)
     parent = list(range(nbody))
 
@@ -170,8 +171,11 @@ def build_islands(body_kind, joint_body, dynamic, kinematic):
             if body_kind[i] == dynamic:
                 body_island[i] = roots.setdefault(find(i), len(roots))
     driven = np.zeros(len(roots), np.bool_)
+    floating = np.ones(len(roots), np.bool_)
     for a, b in joint_body:
         for i, other in ((a, b), (b, a)):
-            if body_kind[i] == kinematic and body_kind[other] == dynamic:
-                driven[body_island[other]] = True
-    return body_island, driven, len(roots)
+            if body_kind[i] != dynamic and body_kind[other] == dynamic:
+                floating[body_island[other]] = False
+                if body_kind[i] == kinematic:
+                    driven[body_island[other]] = True
+    return body_island, driven, floating, len(roots)

@@ -425,7 +425,7 @@ class World:
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
-            body_island=None, island_driven=None,
+            body_island=None, island_driven=None, island_floating=None,
             **self._geoms(kind),
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
             load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
@@ -434,12 +434,12 @@ class World:
         )
         joint_child, tree_order, body_group, groups = build_tree(
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
-        body_island, island_driven, islands = build_islands(
+        body_island, island_driven, island_floating, islands = build_islands(
             kind, [j.bodies for j in J], DYNAMIC, KIND_KINEMATIC)
         self._model = self._model._replace(
             joint_child=joint_child, tree_order=tree_order, body_group=body_group,
             group_count=np.array([groups], np.int64), body_island=body_island,
-            island_driven=island_driven)
+            island_driven=island_driven, island_floating=island_floating)
         old = self._carry
         s = make_state(nb, nj)
         for i, b in enumerate(bodies):
