@@ -65,6 +65,23 @@ class SetBodyForce:
 
 
 @dataclass(frozen=True)
+class SetDrag:
+    """Drag a body with the mouse's spring-damper (World.set_drag), computed by the physics in
+    every step until ClearDrag: pull its `point` (body frame) toward the world point `target`
+    and/or turn it toward the orientation `quat` (w, x, y, z). Sent again whenever the cursor
+    moves; it replaces the previous drag."""
+    body: str | int
+    point: Sequence[float]
+    target: Sequence[float] | None = None
+    quat: Sequence[float] | None = None
+
+
+@dataclass(frozen=True)
+class ClearDrag:
+    """Let go of the dragged body."""
+
+
+@dataclass(frozen=True)
 class MoveBody:
     """Place a free (unjointed) dynamic body by hand, at rest: centre of mass `pos` and
     orientation `quat` (w, x, y, z), world frame (dragging while paused)."""
@@ -85,4 +102,4 @@ class Quit:
 
 
 Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
-           | MoveBody | Load | Quit)
+           | SetDrag | ClearDrag | MoveBody | Load | Quit)
