@@ -58,7 +58,8 @@ class SetFriction:
 @dataclass(frozen=True)
 class SetBodyForce:
     """A force at a body's centre of mass and a torque, world frame, acting until changed
-    (for dragging a body with the mouse; send zeros to let go)."""
+    (send zeros to remove it). The mouse drag uses SetDrag, which the physics recomputes in
+    every step."""
     body: str | int
     force: Sequence[float] = (0.0, 0.0, 0.0)
     torque: Sequence[float] = (0.0, 0.0, 0.0)

@@ -21,9 +21,15 @@ integrated implicitly (the velocity it aims at is the one after the step):
     v_p+ = (v_p + h k e) / (1 + h c + h^2 k),   impulse P = M (v_p+ - v_p),   F = P / h,
 
 which is stable at any h and for any mass ratio (the force held over a whole 0.1 s frame,
-as the app once did, was not: 2 zeta sqrt(k) h > 2 made the door swing at 50 rad/s).  A
-joint or a contact only takes mobility away (the true K is smaller), so it slows the
-approach without ever making it overshoot.  Turning is the same law on the rotation vector
+as the app once did, was not: with c h = 2.5 > 2 and a velocity from the last two frames
+the door swung at up to 47 rad/s).  A joint or a contact only takes mobility away: the
+point's velocity changes by a share alpha in [0, 1] of what a free body's would, a blend of
+this step and no change, so the approach is slower (a door pulled at its centre, alpha =
+m d^2 / I_hinge = 0.75: 2 Hz * sqrt(alpha), damping ratio sqrt(alpha)) and stays stable.
+At rest against another force (gravity, the hinge's friction) the spring holds with
+M k e / (1 + h c + h^2 k), 11 % softer than k at dt 1/240 s and 27 % at 0.01 s: the price of
+an implicit force computed before the solve (a soft constraint solved with the joints
+would hold with k exactly).  Turning is the same law on the rotation vector
 e = log(q_target q^-1) with the inertia I_w in place of M.  |F| and |torque| are capped.
 
 The force goes into the step's force accumulators (applied with gravity and the loads,

@@ -78,7 +78,7 @@ def drag_along(world, body, local, path, rate, move_s, hold_s):
 def largest_jump(path, rate, move_s):
     """The largest distance the target jumps at one frame."""
     frames = [path(min(k / rate, move_s) / move_s) for k in range(math.ceil(rate * move_s) + 1)]
-    return max(np.linalg.norm(np.subtract(b, a)) for a, b in zip(frames, frames[1:]))
+    return float(np.linalg.norm(np.diff(frames, axis=0), axis=1).max())
 
 
 # ---- the law, on paper ------------------------------------------------------------------------
