@@ -58,10 +58,28 @@ class SetFriction:
 @dataclass(frozen=True)
 class SetBodyForce:
     """A force at a body's centre of mass and a torque, world frame, acting until changed
-    (for dragging a body with the mouse; send zeros to let go)."""
+    (send zeros to remove it). The mouse drag uses SetDrag, which the physics recomputes in
+    every step."""
     body: str | int
     force: Sequence[float] = (0.0, 0.0, 0.0)
     torque: Sequence[float] = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class SetDrag:
+    """Drag a body with the mouse's spring-damper (World.set_drag), computed by the physics in
+    every step until ClearDrag: pull its `point` (body frame) toward the world point `target`
+    and/or turn it toward the orientation `quat` (w, x, y, z). Sent again whenever the cursor
+    moves; it replaces the previous drag."""
+    body: str | int
+    point: Sequence[float]
+    target: Sequence[float] | None = None
+    quat: Sequence[float] | None = None
+
+
+@dataclass(frozen=True)
+class ClearDrag:
+    """Let go of the dragged body."""
 
 
 @dataclass(frozen=True)
@@ -85,4 +103,4 @@ class Quit:
 
 
 Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
-           | MoveBody | Load | Quit)
+           | SetDrag | ClearDrag | MoveBody | Load | Quit)

@@ -6,13 +6,14 @@ side and flat caps; capsule: side and the two end spheres; hull: the ray clipped
 half-spaces of its faces, n . x <= offset; compound: each part in its own frame, the
 nearest); the nearest hit wins.
 
-The drag law: a spring-damper pulls the grabbed point p = x + R r toward the target, a
-point that follows the cursor in the view plane through the grab point.  The force is
-scaled by the effective mass at p along the pull, 1 / (1/m + (r x n) . I_world^-1 (r x n)),
-so that light and heavy bodies answer alike (stiffness in 1/s^2, critical damping), capped
-at FORCE_CAP_G times the body's weight, and applied at p (a force at the centre of mass
-plus the torque (p - x) x F).  Rotating (Ctrl) is the same spring on the angle about the
-view axis, scaled by the effective inertia about that axis.
+The drag: the grabbed point (r in the body frame) is pulled toward a target that follows
+the cursor in the view plane through the grab point; with Ctrl the body is turned instead,
+toward its orientation at grab time turned about the view axis by the cursor's sideways
+motion.  The window only says where (a `SetDrag` command when the cursor moves); the
+spring-damper itself is computed by the physics in every step from that step's pose and
+velocity (physics/perturb.py: a 2 Hz critically damped spring scaled by the body's effective
+mass at the point, capped at 50 times its weight), so a drag is as steady at 5 frames per
+second as at 60.
 
 Everything here but `SpringDrawing` is plain numpy (no GL, no window).
 """
@@ -34,11 +35,9 @@ from sharnir.physics.shape import (
 from sharnir.physics.shape import geoms as shape_geoms
 from sharnir.render.instances import point_instances, rotation_matrices
 
-STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
-DAMPING_RATIO = 1.0                     # critical damping
-FORCE_CAP_G = 50.0                      # the force is at most this many times the weight
+from .commands import SetDrag
+
 ROTATE_RAD_PER_PX = 0.01                # Ctrl-drag: target angle per pixel of cursor motion
-STANDARD_GRAVITY = 9.81                 # for the cap when the world has no gravity
 SPRING_COLOUR = (1.0, 0.85, 0.2)
 GRAB_COLOUR = (1.0, 0.3, 0.2)
 MARKER_SIZE = 0.008                     # marker radius as a fraction of the view's half height
@@ -174,53 +173,7 @@ def pick(origin, direction, body_pos, body_quat, body_shapes):
     return best
 
 
-# ---- the drag law ----------------------------------------------------------------------------
-def _inverse_world_inertia(inertia, R):
-    return R @ np.diag(1.0 / np.asarray(inertia, dtype=float)) @ R.T
-
-
-def effective_mass(mass, inertia, R, r_world, n):
-    """The mass felt pushing the body's point at r_world (from the centre of mass) along the
-    unit vector n: 1 / (1/m + (r x n) . I_world^-1 (r x n))."""
-    rn = np.cross(r_world, n)
-    return 1.0 / (1.0 / mass + rn @ _inverse_world_inertia(inertia, R) @ rn)
-
-
-def spring_force(mass, inertia, R, r_world, point, point_vel, target, gravity=STANDARD_GRAVITY,
-                 stiffness=STIFFNESS, damping_ratio=DAMPING_RATIO):
-    """The capped spring-damper force pulling `point` (moving at point_vel) to `target`."""
-    error = np.asarray(target, dtype=float) - np.asarray(point, dtype=float)
-    vel = np.asarray(point_vel, dtype=float)
-    norm = np.linalg.norm(error)
-    if norm > 1e-12:
-        n = error / norm
-    elif np.linalg.norm(vel) > 1e-12:
-        n = vel / np.linalg.norm(vel)
-    else:
-        return np.zeros(3)
-    m_eff = effective_mass(mass, inertia, R, r_world, n)
-    force = m_eff * (stiffness * error - 2.0 * damping_ratio * math.sqrt(stiffness) * vel)
-    return _capped(force, FORCE_CAP_G * mass * (gravity if gravity > 0.0 else STANDARD_GRAVITY))
-
-
-def spring_torque(mass, inertia, R, axis, angle_error, angvel, reach, gravity=STANDARD_GRAVITY,
-                  stiffness=STIFFNESS, damping_ratio=DAMPING_RATIO):
-    """The capped torque about the unit `axis` turning the body by angle_error, scaled by the
-    effective inertia about the axis; the cap is the force cap at a lever arm `reach`."""
-    axis = np.asarray(axis, dtype=float)
-    i_eff = 1.0 / (axis @ _inverse_world_inertia(inertia, R) @ axis)
-    spin = float(np.asarray(angvel, dtype=float) @ axis)
-    torque = i_eff * (stiffness * angle_error - 2.0 * damping_ratio * math.sqrt(stiffness)
-                      * spin) * axis
-    g = gravity if gravity > 0.0 else STANDARD_GRAVITY
-    return _capped(torque, FORCE_CAP_G * mass * g * reach)
-
-
-def _capped(v, cap):
-    size = np.linalg.norm(v)
-    return v * (cap / size) if size > cap else v
-
-
+# ---- the drag ---------------------------------------------------------------------------------
 def _quat_mul(a, b):
     w1, x1, y1, z1 = a
     w2, x2, y2, z2 = b
@@ -228,104 +181,75 @@ def _quat_mul(a, b):
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
-def rotation_vector(q_from, q_to):
-    """The world-frame rotation vector (axis times angle, |angle| <= pi) taking q_from to q_to."""
-    q_from = np.asarray(q_from, dtype=float) / np.linalg.norm(q_from)
-    q_to = np.asarray(q_to, dtype=float) / np.linalg.norm(q_to)
-    conj = q_from * np.array([1.0, -1.0, -1.0, -1.0])
-    q = _quat_mul(q_to, conj)
-    if q[0] < 0.0:
-        q = -q
-    s = np.linalg.norm(q[1:])
-    return np.zeros(3) if s < 1e-12 else q[1:] * (2.0 * math.atan2(s, q[0]) / s)
-
-
-def _gravity(settings):
-    g = settings.get("gravity") if settings is not None else None
-    return float(np.linalg.norm(g)) if g is not None else STANDARD_GRAVITY
-
-
 class Drag:
-    """One drag, from the mouse press to its release.
+    """One drag, from the mouse press to its release: what the cursor asks for.
 
-    `move` follows the cursor (a new ray and the view direction); `update` takes the body's
-    latest pose and the simulated time and returns the (force, torque) to apply now.
+    `move` follows the cursor (a new ray and the view direction) and returns the `SetDrag`
+    command to send; the physics applies the spring-damper in every step from it.
+    `placement` is where a free body goes by hand while paused.
     """
 
-    def __init__(self, body, grab_local, hit_point, mass, inertia, shape, pos, quat, time,
-                 rotate=False, cursor=(0.0, 0.0)):
+    def __init__(self, body, grab_local, hit_point, quat, *, mass=0.0, rotate=False,
+                 cursor=(0.0, 0.0)):
         self.body = int(body)
         self.grab_local = np.asarray(grab_local, dtype=float)
-        self.mass, self.inertia = float(mass), np.asarray(inertia, dtype=float)
-        self.reach = max(float(np.linalg.norm(shape.size)), 1e-3) if shape is not None else 1.0
+        self.mass = float(mass)
         self.rotate = bool(rotate)
         self.target = np.asarray(hit_point, dtype=float).copy()
         self.cursor0 = np.asarray(cursor, dtype=float)
         self.quat0 = np.asarray(quat, dtype=float).copy()
         self.axis = np.array([0.0, 0.0, 1.0])
         self.angle_target = 0.0
-        self.point = self.target.copy()
-        self.centre = np.asarray(pos, dtype=float).copy()
-        self._prev = (float(time), self.point.copy(), self.quat0.copy())
-        self.point_vel = np.zeros(3)
-        self.angvel = np.zeros(3)
 
     def move(self, origin, direction, view_back, cursor):
         """The cursor moved: its ray (origin, unit direction) and the unit vector from the
-        camera's target toward the eye (the view axis, toward the viewer)."""
+        camera's target toward the eye (the view axis, toward the viewer). Returns the
+        SetDrag command that asks the physics for the new target."""
         back = np.asarray(view_back, dtype=float)
         self.axis = back / np.linalg.norm(back)
         if self.rotate:
             # Dragging right turns the body clockwise as seen from the camera.
             self.angle_target = -ROTATE_RAD_PER_PX * float(cursor[0] - self.cursor0[0])
-            return
+            return self.command()
         denom = float(np.asarray(direction) @ self.axis)
-        if abs(denom) < 1e-9:
-            return  # the ray runs along the view plane: keep the last target
-        t = float((self.target - origin) @ self.axis) / denom
-        if t > 0.0:
-            self.target = np.asarray(origin, dtype=float) + t * np.asarray(direction, dtype=float)
+        if abs(denom) >= 1e-9:  # else the ray runs along the view plane: keep the last target
+            t = float((self.target - origin) @ self.axis) / denom
+            if t > 0.0:
+                self.target = (np.asarray(origin, dtype=float)
+                               + t * np.asarray(direction, dtype=float))
+        return self.command()
 
-    def update(self, pos, quat, time, paused=False, settings=None):
-        """The (force at the centre of mass, torque) for the body's pose at `time` (s)."""
-        pos, quat = np.asarray(pos, dtype=float), np.asarray(quat, dtype=float)
-        R = rotation_matrices(quat)[0]
-        r_world = R @ self.grab_local
-        self.point, self.centre = pos + r_world, pos.copy()
-        t_prev, p_prev, q_prev = self._prev
-        if paused:
-            self.point_vel, self.angvel = np.zeros(3), np.zeros(3)
-        elif time > t_prev:  # velocities from the last two poses of the grabbed point
-            self.point_vel = (self.point - p_prev) / (time - t_prev)
-            self.angvel = rotation_vector(q_prev, quat) / (time - t_prev)
-        if time != t_prev:
-            self._prev = (float(time), self.point.copy(), quat.copy())
-        g = _gravity(settings)
+    def target_quat(self):
+        """Turning: the orientation at grab time turned by the target angle about the view
+        axis (world frame)."""
+        half = 0.5 * self.angle_target
+        turn = np.concatenate([[math.cos(half)], math.sin(half) * self.axis])
+        return _quat_mul(turn, self.quat0)
+
+    def command(self):
+        """The SetDrag command for the physics: pull the grabbed point to the target, or
+        (Ctrl) turn the body to the target orientation."""
+        point = tuple(float(x) for x in self.grab_local)
         if self.rotate:
-            angle = float(rotation_vector(self.quat0, quat) @ self.axis)
-            torque = spring_torque(self.mass, self.inertia, R, self.axis,
-                                   self.angle_target - angle, self.angvel, self.reach, g)
-            return np.zeros(3), torque
-        force = spring_force(self.mass, self.inertia, R, r_world, self.point, self.point_vel,
-                             self.target, g)
-        return force, np.cross(r_world, force)
+            return SetDrag(self.body, point, quat=tuple(float(x) for x in self.target_quat()))
+        return SetDrag(self.body, point, target=tuple(float(x) for x in self.target))
 
     def placement(self, pos, quat):
         """Where to put the body by hand (while paused): (centre, quat) that brings the
         grabbed point onto the target keeping the orientation, or when rotating, the
-        orientation at grab time turned by the target angle about the view axis."""
+        target orientation about the same centre."""
         quat = np.asarray(quat, dtype=float)
         if self.rotate:
-            half = 0.5 * self.angle_target
-            turn = np.concatenate([[math.cos(half)], math.sin(half) * self.axis])
-            return np.asarray(pos, dtype=float).copy(), _quat_mul(turn, self.quat0)
+            return np.asarray(pos, dtype=float).copy(), self.target_quat()
         R = rotation_matrices(quat)[0]
         return self.target - R @ self.grab_local, quat.copy()
 
-    def spring_ends(self):
-        """The two ends of the drawn spring: the grab point and the target (when rotating:
-        the centre of mass and the grab point)."""
-        return (self.centre, self.point) if self.rotate else (self.point, self.target)
+    def spring_ends(self, pos, quat):
+        """The two ends of the drawn spring for the body's pose (pos, quat): the grab point
+        and the target (when rotating: the centre of mass and the grab point)."""
+        pos = np.asarray(pos, dtype=float)
+        point = pos + rotation_matrices(np.asarray(quat, dtype=float))[0] @ self.grab_local
+        return (pos, point) if self.rotate else (point, self.target)
 
 
 class SpringDrawing:

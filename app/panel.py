@@ -615,8 +615,9 @@ def draw_joints(snapshot, send, state):
 
 
 def draw_selected(snapshot, drag):
-    """The body held with the mouse (`app.drag`): name, mass, grab-point velocity and the
-    pulling force when the drag reports one.  Nothing when no body is held."""
+    """The body held with the mouse (`app.drag`): name, mass, and from the physics (the
+    snapshot's drag_* fields) the grab point's velocity and the drag force and torque of the
+    last step.  Nothing when no body is held."""
     if drag is None:
         return
     body = getattr(drag, "body", None)
@@ -625,17 +626,15 @@ def draw_selected(snapshot, drag):
     if not imgui.collapsing_header("Selected body", imgui.TreeNodeFlags_.default_open):
         return
     imgui.text(f"{snapshot.body_names[body]}   mass {float(drag.mass):.4g} kg")
-    vel = getattr(drag, "point_vel", None)
-    if vel is not None:
-        v = np.asarray(vel, dtype=float)
-        imgui.text(f"grab point velocity {np.linalg.norm(v):.3f} m/s  "
-                   f"({v[0]:.3f}, {v[1]:.3f}, {v[2]:.3f})")
-    for what, unit in (("force", "N"), ("torque", "N m")):
-        value = getattr(drag, what, None)
+    if snapshot.drag_body != body:
+        return  # the physics has not taken the drag yet
+    for label, value, unit in (("grab point velocity", snapshot.drag_point_vel, "m/s"),
+                               ("drag force", snapshot.drag_force, "N"),
+                               ("drag torque", snapshot.drag_torque, "N m")):
         if value is not None:
-            f = np.asarray(value, dtype=float)
-            imgui.text(f"drag {what} {np.linalg.norm(f):.3f} {unit}  "
-                       f"({f[0]:.2f}, {f[1]:.2f}, {f[2]:.2f})")
+            v = np.asarray(value, dtype=float)
+            imgui.text(f"{label} {np.linalg.norm(v):.3f} {unit}  "
+                       f"({v[0]:.2f}, {v[1]:.2f}, {v[2]:.2f})")
 
 
 def plot_axis_label(channel, coord_names):

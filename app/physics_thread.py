@@ -25,6 +25,7 @@ from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
 
 from .commands import (
+    ClearDrag,
     Command,
     Configure,
     Load,
@@ -34,6 +35,7 @@ from .commands import (
     Reset,
     Resume,
     SetBodyForce,
+    SetDrag,
     SetFriction,
     SetSpeed,
     Step,
@@ -238,6 +240,10 @@ class PhysicsThread(threading.Thread):
                 self._refusing("friction", self._world.set_friction, joint, value)
             case SetBodyForce(body=body, force=force, torque=torque):
                 self._refusing("body force", self._world.set_body_force, body, force, torque)
+            case SetDrag(body=body, point=point, target=target, quat=quat):
+                self._refusing("drag", self._world.set_drag, body, point, target, quat=quat)
+            case ClearDrag():
+                self._world.clear_drag()
             case MoveBody(body=body, pos=pos, quat=quat):
                 self._refusing("move body", self._world.set_body_pose, body, pos, quat)
 
@@ -368,8 +374,16 @@ class PhysicsThread(threading.Thread):
             error=self._error, error_count=self._error_count, joint_anchor=anchor,
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
-            **self._static)
+            **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot
         self._changed = False
 
+
+def _drag_fields(drag):
+    """The Snapshot's drag_* fields from World.drag (None: no body dragged)."""
+    if drag is None:
+        return {}
+    return dict(drag_body=drag["body"], drag_point=drag["point"],
+                drag_point_vel=drag["point_vel"], drag_target=drag["target"],
+                drag_force=drag["force"], drag_torque=drag["torque"])

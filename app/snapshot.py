@@ -96,17 +96,25 @@ class Snapshot:
     contact_force: np.ndarray | None = None   # (k, 3) contact force on B (normal + sliding), N
     contact_sliding: np.ndarray | None = None  # (k,) bool: friction at the cone
     compile_progress: tuple | None = None  # (kernels done, total, elapsed s) while compiling
+    drag_body: int = -1                     # the body dragged with the mouse, -1 for none
+    drag_point: np.ndarray | None = None    # (3,) its grabbed point, world
+    drag_point_vel: np.ndarray | None = None  # (3,) that point's velocity, m/s
+    drag_target: np.ndarray | None = None   # (3,) where the point is pulled (None: turning)
+    drag_force: np.ndarray | None = None    # (3,) the drag force of the last step, at the point, N
+    drag_torque: np.ndarray | None = None   # (3,) its torque about the centre of mass, N m
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))
         _set(self, "body_quat", _frozen(self.body_quat))
         _set(self, "friction_limit", _frozen(self.friction_limit))
         for name in ("joint_anchor", "joint_axis", "contact_point", "contact_normal",
-                     "contact_force"):
+                     "contact_force", "drag_point", "drag_point_vel", "drag_target", "drag_force",
+                     "drag_torque"):
             if getattr(self, name) is not None:
                 _set(self, name, _frozen(getattr(self, name)))
         if self.contact_sliding is not None:
             _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
+        _set(self, "drag_body", int(self.drag_body))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
         for name in ("body_names", "body_shapes", "body_jointed", "joint_names", "joint_types",
                      "joint_coord_names", "history"):

@@ -24,7 +24,7 @@ from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
 from sharnir.render.renderer import Renderer
 from sharnir.render.screenshot import _write_png
 
-from .commands import MoveBody, Reset, SetBodyForce, Step
+from .commands import ClearDrag, MoveBody, Reset, Step
 from .drag import Drag, SpringDrawing, cursor_ray, pick
 from .physics_thread import PhysicsThread
 from .plot_buffer import PlotBuffer
@@ -488,46 +488,49 @@ class App:
         mass, inertia = props
         if not (mass[body] > 0.0 and np.all(inertia[body] > 0.0)):
             return False  # static and kinematic bodies do not answer forces
-        self.drag = Drag(body, grab_local, origin + distance * direction, mass[body],
-                         inertia[body], snap.body_shapes[body], snap.body_pos[body],
-                         snap.body_quat[body], snap.time, rotate=rotate, cursor=(x, y))
+        self.drag = Drag(body, grab_local, origin + distance * direction, snap.body_quat[body],
+                         mass=mass[body], rotate=rotate, cursor=(x, y))
         self.drag.generation = snap.generation
         self.selected = (snap.generation, body)
         self.move_drag(x, y)
         return True
 
     def move_drag(self, x, y):
-        if self.drag is not None:
-            self.drag.move(*self._cursor_ray(x, y), self.camera.back, (x, y))
-
-    def end_drag(self):
-        """Let go: the force and torque on the dragged body go back to zero."""
-        if self.drag is not None:
-            if self.drag.generation == self.thread.snapshot.generation:
-                self.thread.send(SetBodyForce(self.drag.body))
-            self.drag = None
-
-    def _pull(self, snap):
-        """Send this frame's spring force and draw the spring."""
+        """The cursor moved: send the new target (the physics pulls toward it every step);
+        while paused, a free body is put there directly."""
         drag = self.drag
+        if drag is None:
+            return
+        snap = self.thread.snapshot
         if drag.generation != snap.generation:  # reset or loaded: the grabbed body is gone
             self.drag = None
             return
-        force, torque = drag.update(snap.body_pos[drag.body], snap.body_quat[drag.body],
-                                    snap.time, paused=snap.paused, settings=snap.settings)
+        command = drag.move(*self._cursor_ray(x, y), self.camera.back, (x, y))
         jointed = snap.body_jointed[drag.body] if len(snap.body_jointed) else True
         if snap.paused and not jointed:
-            # paused: a free body follows the cursor directly (and is left at rest)
             pos, quat = drag.placement(snap.body_pos[drag.body], snap.body_quat[drag.body])
             if not (np.allclose(pos, snap.body_pos[drag.body], rtol=0.0, atol=1e-9)
                     and np.allclose(quat, snap.body_quat[drag.body], rtol=0.0, atol=1e-12)):
                 self.thread.send(MoveBody(drag.body, tuple(pos), tuple(quat)))
-            force, torque = np.zeros(3), np.zeros(3)
-        drag.force, drag.torque = force, torque
-        self.thread.send(SetBodyForce(drag.body, tuple(force), tuple(torque)))
+        self.thread.send(command)
+
+    def end_drag(self):
+        """Let go: the physics stops pulling."""
+        if self.drag is not None:
+            if self.drag.generation == self.thread.snapshot.generation:
+                self.thread.send(ClearDrag())
+            self.drag = None
+
+    def _pull(self, snap):
+        """Draw the spring from the grabbed point (at the snapshot's pose) to the target."""
+        drag = self.drag
+        if drag.generation != snap.generation:  # reset or loaded: the grabbed body is gone
+            self.drag = None
+            return
         if self._spring is None:
             self._spring = SpringDrawing(self.renderer)
-        self._spring.draw(self.camera, *drag.spring_ends())
+        self._spring.draw(self.camera, *drag.spring_ends(snap.body_pos[drag.body],
+                                                         snap.body_quat[drag.body]))
 
     # ---- camera -----------------------------------------------------------------------------
     def orbit(self, dx, dy):

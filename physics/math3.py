@@ -27,6 +27,11 @@ def neg(a):
 
 
 @njit(**_JIT)
+def scale(a, s):
+    return (a[0] * s, a[1] * s, a[2] * s)
+
+
+@njit(**_JIT)
 def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 

@@ -66,6 +66,14 @@ State = namedtuple("State", [
     "body_angmom",           # (nbody, 3) angular momentum about the centre, world (dynamic bodies)
     "body_force",            # (nbody, 3) user force, persists until changed (drag, API)
     "body_torque",           # (nbody, 3) user torque
+    "drag_body",             # (1,) int64 the body dragged (perturb.py), -1 for none
+    "drag_flags",            # (2,) bool: pull drag_point to drag_target; turn to drag_quat
+    "drag_point",            # (3,) the grabbed point, body frame (from the centre of mass)
+    "drag_target",           # (3,) where it is pulled to, world
+    "drag_quat",             # (4,) the orientation the body is turned to, w, x, y, z
+    "drag_param",            # (4,) stiffness 1/s^2, damping ratio, max force N, max torque N m
+    "drag_force",            # (3,) the last step's drag force at the point, world, N
+    "drag_torque",           # (3,) the last step's drag torque about the centre of mass, N m
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
     "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
     "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
@@ -133,6 +141,9 @@ def make_state(nbody, njoint):
         body_pos=np.zeros((nbody, 3)), body_quat=quat, body_vel=np.zeros((nbody, 3)),
         body_angvel=np.zeros((nbody, 3)), body_angmom=np.zeros((nbody, 3)),
         body_force=np.zeros((nbody, 3)), body_torque=np.zeros((nbody, 3)),
+        drag_body=np.full(1, -1, np.int64), drag_flags=np.zeros(2, np.bool_),
+        drag_point=np.zeros(3), drag_target=np.zeros(3), drag_quat=np.array([1.0, 0, 0, 0]),
+        drag_param=np.zeros(4), drag_force=np.zeros(3), drag_torque=np.zeros(3),
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),

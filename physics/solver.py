@@ -9,6 +9,8 @@ Only this module knows the order of the stages of one step:
     4. follow geometry        velocities onto the joints at the new poses, energy kept per island
     5. prepare contacts       arms, tangents, effective masses, approach speeds
     6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
+                              F and tau include the drag, a spring-damper computed from this
+                              step's pose and velocity (perturb.py)
     7. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
                               and contacts)
     8. solve velocities       Gauss-Seidel over joint blocks, then contact rows, until every
@@ -78,6 +80,7 @@ from .math3 import (
     rotation_vector,
 )
 from .model import ACC_E, ACC_I, ACC_L, ACC_LNOW, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
+from .perturb import add_drag
 from .tree import tree_pass
 
 _JIT = dict(nogil=True, cache=True, fastmath={"contract"})
@@ -118,7 +121,8 @@ def free_motion(model, state, work, settings):
 
 @njit(**_JIT)
 def apply_forces(model, state, work, settings):
-    """v += h (g + F/m); L += h tau, w += I^-1 h tau (002, eq. 7-8); timed loads included."""
+    """v += h (g + F/m); L += h tau, w += I^-1 h tau (002, eq. 7-8); timed loads and the drag
+    (from the velocities before this step's forces) included."""
     h = settings.dt
     g = settings.gravity
     t = state.time[0]
@@ -132,6 +136,7 @@ def apply_forces(model, state, work, settings):
             for q in range(3):
                 force[i, q] += model.load_force[k, q]
                 torque[i, q] += model.load_torque[k, q]
+    add_drag(model, state, work, h, force, torque)
     for i in range(model.body_kind.shape[0]):
         if model.body_kind[i] != DYNAMIC:
             continue

@@ -22,6 +22,7 @@ from .contact import MANIFOLD_REUSE, MANIFOLD_REUSE_MAX, grown, make_contacts  #
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
 from .model import KINEMATIC as KIND_KINEMATIC
+from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
 from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
@@ -40,6 +41,20 @@ def _vec(name, value, n=3):
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} has a NaN or infinite value: {a.tolist()}")
     return a
+
+
+def _number(name, value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number (got {value!r})") from None
+
+
+def _positive(name, value):
+    v = _number(name, value)
+    if not (math.isfinite(v) and v > 0.0):
+        raise ValueError(f"{name} must be a finite number > 0 (got {value})")
+    return v
 
 
 def _quat_mul(a, b):
@@ -457,6 +472,9 @@ class World:
             s.body_torque[:nbo] = old.body_torque
             s.joint_impulse[:njo] = old.joint_impulse
             s.joint_coord[:njo] = old.joint_coord
+            for name in ("drag_body", "drag_flags", "drag_point", "drag_target", "drag_quat",
+                         "drag_param"):   # (bodies are only ever added: the index holds)
+                getattr(s, name)[:] = getattr(old, name)
         self._state = s
         self._work = make_work(nb, nj, groups, islands)
         # a world where nothing can touch steps a kernel compiled without the contact stages
@@ -579,6 +597,80 @@ class World:
         _, state, _ = self._ready()
         state.body_force[i] = _vec("force", force)
         state.body_torque[i] = _vec("torque", torque)
+
+    def set_drag(self, body, point, target=None, *, quat=None, stiffness=STIFFNESS,
+                 damping_ratio=DAMPING_RATIO, max_force=None, max_torque=None):
+        """Drag a dynamic body, as with the mouse: from the next step until `clear_drag`, a
+        spring-damper computed in every step from the body's pose and velocity of that step
+        (physics/perturb.py) pulls its `point` (body frame: from the centre of mass, along the
+        principal axes) toward the world point `target`, and/or turns it toward the
+        orientation `quat` (w, x, y, z); give at least one of them.  The spring is scaled by
+        the body's effective mass at the point (its inertia for turning), so any body moves as
+        an oscillator of `stiffness` (1/s^2, default a 2 Hz one) and `damping_ratio` (1:
+        critical); the force is capped at `max_force` (N, default FORCE_CAP_G times the
+        body's weight) and the turning torque at `max_torque` (N m, default max_force times
+        the body's radius of gyration).  One body is dragged at a time: this replaces any
+        earlier drag.  Raises ValueError naming a bad value; nothing changes then."""
+        i = self._body_index(body, "drag")
+        b = self._bodies[i]
+        if b.kind != DYNAMIC:
+            raise ValueError(f"drag: body {b.name!r} is not dynamic; only dynamic bodies "
+                             "can be dragged")
+        p = _vec("drag point", point)
+        if target is None and quat is None:
+            raise ValueError("drag: give a target point, a target quat or both")
+        t = None if target is None else _vec("drag target", target)
+        q = None
+        if quat is not None:
+            q = _vec("drag quat", quat, 4)
+            n = float(np.linalg.norm(q))
+            if n < 1e-9:
+                raise ValueError("drag quat must not be zero")
+            q = q / n
+        k = _positive("drag stiffness", stiffness)
+        zeta = _number("drag damping_ratio", damping_ratio)
+        if not (math.isfinite(zeta) and zeta >= 0.0):
+            raise ValueError(f"drag damping_ratio must be a finite number >= 0 "
+                             f"(got {damping_ratio})")
+        if max_force is None:
+            g = float(np.linalg.norm(self._config["gravity"]))
+            max_force = FORCE_CAP_G * b.mass * (g if g > 0.0 else STANDARD_GRAVITY)
+        fmax = _positive("drag max_force", max_force)
+        if max_torque is None:
+            max_torque = fmax * math.sqrt(float(np.sum(b.inertia)) / b.mass)
+        tmax = _positive("drag max_torque", max_torque)
+        _, state, _ = self._ready()
+        state.drag_flags[:] = (t is not None, q is not None)
+        state.drag_point[:] = p
+        state.drag_target[:] = t if t is not None else 0.0
+        state.drag_quat[:] = q if q is not None else (1.0, 0.0, 0.0, 0.0)
+        state.drag_param[:] = (k, zeta, fmax, tmax)
+        state.drag_body[0] = i
+
+    def clear_drag(self):
+        """Let go of the dragged body (if any): no drag force from the next step on."""
+        _, state, _ = self._ready()
+        state.drag_body[0] = -1
+        state.drag_flags[:] = False
+        state.drag_force[:] = 0.0
+        state.drag_torque[:] = 0.0
+
+    @property
+    def drag(self):
+        """The drag now, or None: a dict of body (index), point (3,) the grabbed point and
+        point_vel (3,) its velocity, world, now; target (3,) or None; quat (4,) or None; force
+        (3,) the drag force at the point (N) and torque (3,) about the centre of mass (N m)
+        of the last step, world."""
+        _, s, _ = self._ready()
+        i = int(s.drag_body[0])
+        if i < 0:
+            return None
+        r = quat_to_matrix(s.body_quat[i]) @ s.drag_point
+        return dict(body=i, point=s.body_pos[i] + r,
+                    point_vel=s.body_vel[i] + np.cross(s.body_angvel[i], r),
+                    target=s.drag_target.copy() if s.drag_flags[0] else None,
+                    quat=s.drag_quat.copy() if s.drag_flags[1] else None,
+                    force=s.drag_force.copy(), torque=s.drag_torque.copy())
 
     def set_body_pose(self, body, pos=None, quat=None):
         """Place a dynamic body that no joint holds (moving it by hand, e.g. dragging while

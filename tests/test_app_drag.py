@@ -1,26 +1,22 @@
-"""Dragging bodies with the mouse: picking and the spring law in-process (plain numpy), and
-the whole path in a headless window app (a subprocess, as in test_app_window.py)."""
+"""Dragging bodies with the mouse: picking and the target in-process (plain numpy), the
+commands through the physics thread, and the whole path in a headless window app (a
+subprocess, as in test_app_window.py).  The spring law itself is the physics'
+(tests/test_physics_drag.py)."""
 import math
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import run_headless_child
 
-from sharnir.app.drag import (
-    FORCE_CAP_G,
-    STIFFNESS,
-    Drag,
-    cursor_ray,
-    effective_mass,
-    pick,
-    project,
-    shape_hit,
-    spring_force,
-)
+from sharnir.app.commands import ClearDrag, SetDrag, Step
+from sharnir.app.drag import Drag, cursor_ray, pick, project, shape_hit
+from sharnir.app.physics_thread import PhysicsThread
 from sharnir.physics.shape import Box, Capsule, Cylinder, Ellipsoid, Sphere
 from sharnir.render.camera import OrbitCamera
+from sharnir.scenes import SCENE_DIR
 
 REPO = Path(__file__).resolve().parents[1]
 IDENTITY = (1.0, 0.0, 0.0, 0.0)
@@ -86,84 +82,79 @@ def test_cursor_ray_goes_through_the_projected_point():
     np.testing.assert_allclose(direction, to_point / np.linalg.norm(to_point), atol=1e-9)
 
 
-# ---- the drag law ----------------------------------------------------------------------------
-BOX = Box((0.5, 0.2, 0.1))
-R0 = np.eye(3)
-
-
-def _box_props(mass):
-    return mass, mass * BOX.unit_inertia()
-
-
-def test_force_points_toward_the_target():
-    mass, inertia = _box_props(2.0)
-    r = np.array([0.5, 0.0, 0.0])
-    target = np.array([0.5, 0.3, 0.1])
-    force = spring_force(mass, inertia, R0, r, r, np.zeros(3), target)
-    direction = force / np.linalg.norm(force)
-    np.testing.assert_allclose(direction, (target - r) / np.linalg.norm(target - r), atol=1e-12)
-    n = direction
-    expected = effective_mass(mass, inertia, R0, r, n) * STIFFNESS * np.linalg.norm(target - r)
-    assert np.linalg.norm(force) == pytest.approx(expected)
-
-
-def test_damping_opposes_the_point_velocity():
-    mass, inertia = _box_props(2.0)
-    at_rest = spring_force(mass, inertia, R0, np.zeros(3), np.zeros(3), np.zeros(3), (0.1, 0, 0))
-    moving = spring_force(mass, inertia, R0, np.zeros(3), np.zeros(3), (1.0, 0, 0), (0.1, 0, 0))
-    assert moving[0] < at_rest[0]
-
-
-def test_force_is_capped():
-    mass, inertia = _box_props(3.0)
-    force = spring_force(mass, inertia, R0, np.zeros(3), np.zeros(3), np.zeros(3),
-                         (1000.0, 0.0, 0.0), gravity=9.81)
-    assert np.linalg.norm(force) == pytest.approx(FORCE_CAP_G * mass * 9.81)
-
-
-def test_effective_mass_is_smaller_off_the_centre():
-    mass, inertia = _box_props(2.0)
-    assert effective_mass(mass, inertia, R0, np.zeros(3), (0, 1, 0)) == pytest.approx(mass)
-    off = effective_mass(mass, inertia, R0, np.array([0.5, 0, 0]), (0, 1, 0))
-    assert off == pytest.approx(1.0 / (1.0 / mass + 0.25 / inertia[2]))
-    # Pulling along the lever arm turns nothing: the whole mass answers.
-    assert effective_mass(mass, inertia, R0, np.array([0.5, 0, 0]), (1, 0, 0)) == \
-        pytest.approx(mass)
-
-
-def test_heavier_body_gets_proportionally_more_force():
-    r = np.array([0.5, 0.1, 0.0])
-    target = np.array([0.4, 0.4, 0.2])
-    light = spring_force(*_box_props(1.0), R0, r, r, np.zeros(3), target)
-    heavy = spring_force(*_box_props(7.0), R0, r, r, np.zeros(3), target)
-    np.testing.assert_allclose(heavy, 7.0 * light, rtol=1e-12)  # the same acceleration
+# ---- the target -----------------------------------------------------------------------------
+def _rotation_vector(q):
+    q = np.asarray(q, dtype=float)
+    q = -q if q[0] < 0.0 else q
+    s = np.linalg.norm(q[1:])
+    return np.zeros(3) if s < 1e-15 else q[1:] * 2.0 * math.atan2(s, q[0]) / s
 
 
 def test_drag_target_follows_the_cursor_in_the_view_plane():
     camera = OrbitCamera(target=(0.0, 0.0, 0.0), distance=5.0)
     hit_point = np.array([0.1, 0.0, 0.2])
-    drag = Drag(0, hit_point, hit_point, 1.0, (0.1, 0.1, 0.1), Sphere(0.5),
-                (0.0, 0.0, 0.0), IDENTITY, 0.0)
+    drag = Drag(2, hit_point, hit_point, IDENTITY, mass=1.0)
     x, y = project(camera, hit_point, 800, 600)
-    drag.move(*cursor_ray(camera, x + 100, y - 50, 800, 600), camera.back, (x + 100, y - 50))
+    command = drag.move(*cursor_ray(camera, x + 100, y - 50, 800, 600), camera.back,
+                        (x + 100, y - 50))
     # In the plane through the grab point facing the camera, and under the cursor.
     assert (drag.target - hit_point) @ camera.back == pytest.approx(0.0, abs=1e-9)
     np.testing.assert_allclose(project(camera, drag.target, 800, 600), (x + 100, y - 50),
                                atol=1e-6)
-    force, torque = drag.update((0.0, 0.0, 0.0), IDENTITY, 0.0)
-    assert force @ (drag.target - hit_point) > 0.0
-    np.testing.assert_allclose(torque, np.cross(hit_point, force), atol=1e-9)
+    # and that is what the physics is asked for: pull the grabbed point there
+    assert isinstance(command, SetDrag) and command.body == 2 and command.quat is None
+    np.testing.assert_allclose(command.point, hit_point)
+    np.testing.assert_allclose(command.target, drag.target)
+    np.testing.assert_allclose(drag.spring_ends((0.0, 0.0, 0.0), IDENTITY),
+                               [hit_point, drag.target])
 
 
 def test_ctrl_drag_turns_about_the_view_axis():
     camera = OrbitCamera(target=(0.0, 0.0, 0.0), distance=5.0)
-    drag = Drag(0, (0.5, 0, 0), (0.5, 0, 0), 1.0, (0.1, 0.2, 0.3), BOX, (0, 0, 0), IDENTITY,
-                0.0, rotate=True, cursor=(100, 100))
-    drag.move(*cursor_ray(camera, 150, 100, 800, 600), camera.back, (150, 100))
-    force, torque = drag.update((0.0, 0.0, 0.0), IDENTITY, 0.0)
-    assert not np.any(force)
-    unit = torque / np.linalg.norm(torque)
-    np.testing.assert_allclose(unit, -camera.back, atol=1e-9)  # right: clockwise as seen
+    q0 = (math.cos(0.3), 0.0, math.sin(0.3), 0.0)
+    drag = Drag(1, (0.5, 0, 0), (0.5, 0, 0), q0, rotate=True, cursor=(100, 100))
+    command = drag.move(*cursor_ray(camera, 150, 100, 800, 600), camera.back, (150, 100))
+    assert command.target is None
+    # the target orientation is the grab-time one turned by 0.01 rad per px about -back:
+    # right is clockwise as seen from the camera
+    q0c = np.array(q0) * (1.0, -1.0, -1.0, -1.0)
+    w1, v1 = command.quat[0], np.array(command.quat[1:])
+    w2, v2 = q0c[0], q0c[1:]
+    turn = np.concatenate([[w1 * w2 - v1 @ v2], w1 * v2 + w2 * v1 + np.cross(v1, v2)])
+    np.testing.assert_allclose(_rotation_vector(turn), -0.5 * camera.back, atol=1e-12)
+
+
+# ---- the commands through the physics thread ----------------------------------------------------
+def _wait(sim, condition, timeout=600.0):
+    end = time.monotonic() + timeout
+    while not condition(sim.snapshot):
+        assert time.monotonic() < end, f"timed out; last error {sim.snapshot.error!r}"
+        time.sleep(0.002)
+    return sim.snapshot
+
+
+def test_set_drag_pulls_in_every_step_and_clear_drag_lets_go():
+    sim = PhysicsThread(SCENE_DIR / "door.toml", paused=True)
+    sim.start()
+    try:
+        _wait(sim, lambda s: s.ready)
+        door = sim.snapshot.body_names.index("door")
+        centre = np.array(sim.snapshot.body_pos[door])
+        sim.send(SetDrag("door", (0.0, 0.0, 0.0), tuple(centre + (0.0, -0.3, 0.0))))
+        sim.send(Step())
+        snap = _wait(sim, lambda s: s.step == 1)
+        assert snap.drag_body == door
+        assert snap.drag_force[1] < 0.0 and snap.drag_target is not None
+        sim.send(SetDrag("door", (0.0, 0.0, 0.0), (math.nan, 0.0, 0.0)))
+        refused = _wait(sim, lambda s: s.error is not None)
+        assert "drag target" in refused.error and "the previous value is kept" in refused.error
+        assert refused.drag_target.tolist() == snap.drag_target.tolist()
+        sim.send(ClearDrag())
+        sim.send(Step())
+        snap = _wait(sim, lambda s: s.step == 2)
+        assert snap.drag_body == -1 and snap.drag_force is None
+    finally:
+        assert sim.stop()
 
 
 # ---- the window app, headless ------------------------------------------------------------------
@@ -171,10 +162,11 @@ CHILD = textwrap.dedent("""
     import json, math, sys, time
     import numpy as np
     from pyglet.window import mouse
-    from sharnir.app.commands import SetBodyForce
+    from sharnir.app.commands import SetDrag
     from sharnir.app.drag import project
     from sharnir.app.window import App
 
+    FRAME_S = 0.1   # draw at 10 frames/s at most (llvmpipe may be slower still)
     out = {}
     app = App(sys.argv[1], width=640, height=480, paused=True)
     thread = app.thread
@@ -190,34 +182,50 @@ CHILD = textwrap.dedent("""
     door = snap.body_names.index("door")
     size = app.window.get_size()
     centre = np.array(snap.body_pos[door])
-    # Press on the door's centre, then drag toward -y: the hinge (z up, door along +x)
-    # opens the door to positive angles, so the pull asks for a negative one.
-    x0, y0 = project(app.camera, centre, *size)
-    x1, y1 = project(app.camera, centre + (0.0, -0.5, 0.0), *size)
-    app.window.dispatch_event("on_mouse_press", round(x0), round(y0), mouse.LEFT, 0)
-    app.window.dispatch_event("on_mouse_drag", round(x1), round(y1), round(x1 - x0),
-                              round(y1 - y0), mouse.LEFT, 0)
-    app.run_frames(2)
-    out["grabbed"] = app.drag is not None and app.drag.body == door
-    out["target"] = app.drag.target.tolist() if app.drag is not None else None
-    app.action_toggle_pause()
-    while app.snapshot.time < 1.0 and time.time() < deadline:
+    velocity = {}   # step -> the hinge's angular velocity, from every step's telemetry
+    frames, started = [0], time.time()
+    def frame():
         app.run_frames(1)
-    def angle():
-        w, _, _, z = app.snapshot.body_quat[door]
-        return 2.0 * math.atan2(z, w)
-    out["angle_pulled"] = angle()
-    out["forces"] = sum(isinstance(c, SetBodyForce) and c.body == door and any(c.force)
-                        for c in sent)
-    app.window.dispatch_event("on_mouse_release", round(x1), round(y1), mouse.LEFT, 0)
+        frames[0] += 1
+        for chunk in app.snapshot.history:
+            for k in range(len(chunk)):
+                velocity[chunk.first_step + k] = float(chunk.joint[k, 0, 1])
+        time.sleep(FRAME_S)
+    # Press on the door's centre, then drag toward -y in five moves, a frame each: the
+    # hinge (z up, door along +x) opens the door to positive angles, so the pull asks for a
+    # negative one.
+    x0, y0 = project(app.camera, centre, *size)
+    app.window.dispatch_event("on_mouse_press", round(x0), round(y0), mouse.LEFT, 0)
+    app.run_frames(1)  # (the window queues events until it dispatches them)
+    out["grabbed"] = app.drag is not None and app.drag.body == door
+    app.action_toggle_pause()
+    x, y = x0, y0
+    for k in range(1, 6):
+        x1, y1 = project(app.camera, centre + (0.0, -0.1 * k, 0.0), *size)
+        app.window.dispatch_event("on_mouse_drag", round(x1), round(y1), round(x1 - x),
+                                  round(y1 - y), mouse.LEFT, 0)
+        x, y = x1, y1
+        frame()
+    while app.snapshot.time < 3.0 and time.time() < deadline:
+        frame()
+    snap = app.snapshot
+    w, _, _, z = snap.body_quat[door]
+    out["angle_pulled"] = 2.0 * math.atan2(z, w)
+    out["max_speed"] = max(abs(v) for v in velocity.values())
+    out["steps_seen"] = [min(velocity), max(velocity), len(velocity)]
+    out["drag_body"] = snap.drag_body
+    out["drag_force"] = None if snap.drag_force is None else snap.drag_force.tolist()
+    out["drags"] = sum(isinstance(c, SetDrag) and c.body == door for c in sent)
+    out["frame_rate"] = frames[0] / (time.time() - started)
+    app.window.dispatch_event("on_mouse_release", round(x), round(y), mouse.LEFT, 0)
     app.run_frames(3)
     out["released"] = app.drag is None
-    last = [c for c in sent if isinstance(c, SetBodyForce)][-1]
-    out["last_force"] = [list(last.force), list(last.torque)]
+    out["last_command"] = type(sent[-1]).__name__
     t = app.snapshot.time
     while app.snapshot.time < t + 0.3 and time.time() < deadline:
         app.run_frames(1)
-    out["world_force"] = np.asarray(thread._world._read("body_force"))[door].tolist()
+    out["world_drag"] = thread._world.drag
+    out["snapshot_drag_body"] = app.snapshot.drag_body
     out["closed"] = app.close()
     print(json.dumps(out))
 """)
@@ -232,16 +240,30 @@ def headless_drag(tmp_path_factory):
 def test_dragging_the_door_pulls_it_toward_the_cursor(headless_drag):
     out = headless_drag
     assert out["grabbed"]
-    assert out["forces"] > 0
+    assert out["drags"] >= 6          # the press and each of the five moves
     # Undragged, the scene's push opens the door to +0.657 rad; the pull wins instead.
     assert out["angle_pulled"] < -0.1
+    # the physics publishes the drag it applies (the panel shows it)
+    assert out["drag_body"] == 1 and np.linalg.norm(out["drag_force"]) > 1.0
 
 
-def test_releasing_the_door_removes_the_force(headless_drag):
+def test_dragging_the_door_at_10_frames_per_second_keeps_it_steady(headless_drag):
+    # Regression: the force was computed once per drawn frame and held for the frame; at
+    # 10 frames/s the door swung at up to 50 rad/s and spun.  In the physics step, the
+    # door turns no faster than the critically damped bound of each 0.1 m move at 0.5 m
+    # from the hinge (0.1 w / e / 0.5 = 0.9 rad/s), plus the scene's own push (1.5 rad/s).
+    out = headless_drag
+    first, last, count = out["steps_seen"]
+    assert first == 1 and count == last   # every step's telemetry was seen
+    assert out["frame_rate"] <= 10.5
+    assert out["max_speed"] < 4.0
+
+
+def test_releasing_the_door_removes_the_drag(headless_drag):
     out = headless_drag
     assert out["released"]
-    assert out["last_force"] == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
-    assert out["world_force"] == [0.0, 0.0, 0.0]
+    assert out["last_command"] == "ClearDrag"
+    assert out["world_drag"] is None and out["snapshot_drag_body"] == -1
     assert out["closed"]
 
 
