@@ -324,7 +324,12 @@ class App:
         if self.selected is None or self.selected[0] != snap.generation:
             self.action_frame()
             return
-        self.camera.target = np.asarray(snap.body_pos[self.selected[1]], dtype=float).copy()
+        target = np.asarray(snap.body_pos[self.selected[1]], dtype=float)
+        if not np.all(np.isfinite(target)):  # blown up: the view stays
+            if self.panel_state is not None:
+                self.panel_state.note = "focus: the body's position is not finite; the view stays"
+            return
+        self.camera.target = target.copy()
 
     def action_screenshot(self, path=None):
         """Save the last drawn frame (3D view and panel) as a PNG; returns its path."""

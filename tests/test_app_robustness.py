@@ -383,6 +383,9 @@ APP_CHILD = textwrap.dedent("""
         app.run_frames(5)
         out["door_camera"] = {"before": before, "after": camera()}
         out["door_note"] = app.panel_state.note
+        app.selected = (app.snapshot.generation, 1)   # as if the door had been grabbed
+        app.action_focus()                            # G
+        out["door_focus"] = {"camera": camera(), "note": app.panel_state.note}
         app.action_screenshot(folder / "blowup_door.png")
         # a pendulum blows up, F frames the ball that is still finite
         app.action_open(folder / "two.toml")
@@ -464,6 +467,8 @@ def test_frame_after_a_blow_up_keeps_the_camera_when_nothing_is_finite(app_run):
     assert out["blown_pos"] == [True, False]             # the world body, the door
     assert out["door_camera"]["after"] == out["door_camera"]["before"]
     assert "no body has a finite pose" in out["door_note"]
+    assert out["door_focus"]["camera"] == out["door_camera"]["before"]       # G, too
+    assert "not finite" in out["door_focus"]["note"]
 
 
 def test_frame_after_a_blow_up_frames_what_is_finite(app_run):
