@@ -1,8 +1,10 @@
 """Commands: what other threads ask the physics thread to do, applied between two steps.
 
 Each command is a small immutable value; `PhysicsThread.send` queues it.  Values are
-checked when the physics thread applies the command: a refused value leaves the setting
-as it was and the reason appears in the next snapshot's `error`.
+checked when the physics thread applies the command, against the ranges of
+`physics.settings.SETTINGS` (the same as scene files and the panel): a refused value leaves
+the setting as it was and the reason (the setting, the value and its range) appears in the
+next snapshot's `error`.
 """
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,14 +36,15 @@ class Reset:
 
 @dataclass(frozen=True)
 class SetSpeed:
-    """Slow motion: simulated seconds per wall second, from 1/32 to 4."""
+    """Slow motion: simulated seconds per wall second (SETTINGS["speed"]: 1/32 to 4)."""
     factor: float
 
 
 @dataclass(frozen=True, init=False)
 class Configure:
     """World settings by keyword: dt, gravity, iterations, position_iterations, tolerance,
-    budget_ms, warm_start, manifold_reuse. All or none of them change."""
+    budget_ms, warm_start, manifold_reuse (ranges: physics.settings). All or none of them
+    change."""
     settings: Mapping[str, Any]
 
     def __init__(self, **settings):

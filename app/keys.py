@@ -1,7 +1,9 @@
 """The window's controls: the keyboard shortcuts the app acts on and the help text (F1).
 
 `HELP` lists every control, mouse included, as (control, what it does) rows; the F1
-overlay shows it as is, so it stays the one description of the controls.
+overlay shows it as is, so it stays the one description of the controls.  Escape is no
+shortcut: ImGui takes it to leave a text field or close a dialog, and the window to close
+this help; it never quits (Ctrl+Q or the window's close button do).
 """
 from pyglet.window import key
 
@@ -18,11 +20,15 @@ SHORTCUTS = {
     key.K: "toggle_contacts",
     key.F1: "toggle_help",
     key.F12: "screenshot",
-    key.ESCAPE: "quit",
+}
+
+# Ctrl + key shortcuts; they act even while a panel text field has the keyboard.
+CTRL_SHORTCUTS = {
+    key.Q: "quit",
 }
 
 # Keys that act even while a panel text field has the keyboard.
-ALWAYS_ACTIVE = frozenset({key.F1, key.F12, key.ESCAPE})
+ALWAYS_ACTIVE = frozenset({key.F1, key.F12})
 
 HELP = (
     ("Space", "pause / resume the simulation"),
@@ -36,7 +42,8 @@ HELP = (
     ("K", "show / hide contact points (green: sticking, red: sliding) and contact forces"),
     ("F1", "show / hide this help"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
-    ("Escape / close", "stop the simulation and quit"),
+    ("Escape", "leave a text field, close a dialog or this help (never quits)"),
+    ("Ctrl+Q / close button", "stop the simulation and quit"),
     ("Left drag on a body", "pull it toward the cursor with a spring (in the view plane); "
                             "while paused a free body follows the cursor directly, a "
                             "jointed one is pulled at the next step"),

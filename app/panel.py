@@ -24,17 +24,17 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
+
 from .commands import Configure, Load, Pause, Reset, Resume, SetFriction, SetSpeed, Step
 from .physics_thread import SPEED_MAX, SPEED_MIN
+from .printable import from_printable, printable
 from .recent import RecentFiles
 
 PLOT_SECONDS = 10.0
-FRICTION_MAX = 1.0e6            # N m or N: a bigger limit is refused as a typing slip
-ITERATIONS_MAX = 100_000        # as World.configure allows
-BUDGET_MAX_MS = 1000.0
-DT_MIN, DT_MAX = 1.0e-5, 0.1    # s; World.configure takes (0, 0.1]
-GRAVITY_MAX = 1000.0            # m/s^2 per component: more is refused as a typing slip
-MANIFOLD_REUSE_MAX = 0.0025     # m, as World.configure allows (half the contact margin)
+# The ranges are physics.settings.SETTINGS (shared with the engine and scene files).
+FRICTION_MAX = SETTINGS["friction"].max          # N m or N
+MANIFOLD_REUSE_MAX = SETTINGS["manifold_reuse"].max  # m
 SCENE_FILTERS = ["Scene files (.toml)", "*.toml", "All files", "*"]
 # The helpers portable-file-dialogs runs on Linux and the BSDs, in its order of preference.
 DIALOG_TOOLS = ("zenity", "matedialog", "qarma", "kdialog")
@@ -88,38 +88,28 @@ class PendingLoad:
 
 # ---- what the widgets do -------------------------------------------------------------------
 
-def _clamp(value, lo, hi, what):
-    """(value within [lo, hi], note or None); a non-number is None with a note."""
+def _clamp(value, setting, what=None):
+    """(value within the range of `setting` (a physics.settings name), note or None); a
+    non-number is None with a note."""
+    s = SETTINGS[setting]
+    what = what or setting.replace("_", " ") + (f" ({s.unit})" if s.unit else "")
     try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None, f"{what}: not a number ({value!r}); the previous value is kept"
-    if math.isnan(v):
-        return None, f"{what}: not a number; the previous value is kept"
-    if v < lo or v > hi:
-        clamped = min(max(v, lo), hi)
-        return clamped, f"{what}: {v:g} is out of range [{lo:g}, {hi:g}]; set to {clamped:g}"
-    return v, None
-
-
-def _clamp_vector(value, bound, what):
-    """(3 floats within [-bound, bound], note or None); None if any entry is not a number."""
-    try:
-        values = [float(x) for x in value]
-    except (TypeError, ValueError):
-        values = []
-    if len(values) != 3 or any(math.isnan(x) for x in values):
-        return None, f"{what}: not three numbers ({value!r}); the previous value is kept"
-    clamped = tuple(min(max(x, -bound), bound) for x in values)
-    if list(clamped) != values:
-        return clamped, (f"{what}: components beyond +-{bound:g} are out of range; set to "
-                         f"({', '.join(f'{x:g}' for x in clamped)})")
-    return clamped, None
+        v, changed = s.clamp(value)
+    except ValueError:
+        many = "three numbers" if s.kind == "vector" else "a number"
+        return None, f"{what}: not {many} ({value!r}); the previous value is kept"
+    if not changed:
+        return v, None
+    shown = (f"({', '.join(f'{x:g}' for x in v)})" if s.kind == "vector" else f"{v:g}")
+    if s.kind == "vector":
+        return v, (f"{what}: components beyond {s.range_text} are out of range; "
+                   f"set to {shown}")
+    return v, f"{what}: {float(value):g} is out of range {s.range_text}; set to {shown}"
 
 
 def request_speed(send, value):
-    """Set the slow-motion factor (clamped to 1/32 .. 4)."""
-    v, note = _clamp(value, SPEED_MIN, SPEED_MAX, "speed")
+    """Set the slow-motion factor (clamped to its range, physics.settings)."""
+    v, note = _clamp(value, "speed")
     if v is not None:
         send(SetSpeed(v))
     return note
@@ -127,30 +117,20 @@ def request_speed(send, value):
 
 def request_settings(send, **changes):
     """Configure the world and solver: dt, gravity, iterations, position_iterations,
-    tolerance, budget_ms, warm_start, manifold_reuse (m); numbers are clamped to what the World accepts (a
-    gravity component to +-GRAVITY_MAX), a non-number is refused."""
-    ranges = {"iterations": (1, ITERATIONS_MAX), "position_iterations": (0, ITERATIONS_MAX),
-              "tolerance": (0.0, 1.0), "budget_ms": (0.0, BUDGET_MAX_MS),
-              "dt": (DT_MIN, DT_MAX), "manifold_reuse": (0.0, MANIFOLD_REUSE_MAX)}
+    tolerance, budget_ms, warm_start, manifold_reuse (m); numbers are clamped to their range
+    (physics.settings, what the World accepts), a non-number is refused."""
     settings, notes = {}, []
     for name, value in changes.items():
-        if name == "warm_start":
+        if name not in WORLD_SETTINGS:
+            notes.append(f"unknown setting {name!r}; ignored")
+        elif name == "warm_start":
             settings[name] = bool(value)
-            continue
-        if name == "gravity":
-            g, note = _clamp_vector(value, GRAVITY_MAX, "gravity")
+        else:
+            v, note = _clamp(value, name)
             if note:
                 notes.append(note)
-            if g is not None:
-                settings[name] = g
-            continue
-        lo, hi = ranges[name]
-        unit = " (m)" if name == "manifold_reuse" else ""
-        v, note = _clamp(value, lo, hi, name.replace("_", " ") + unit)
-        if note:
-            notes.append(note)
-        if v is not None:
-            settings[name] = round(v) if isinstance(lo, int) else v
+            if v is not None:
+                settings[name] = v
     if settings:
         send(Configure(**settings))
     return "; ".join(notes) or None
@@ -158,10 +138,10 @@ def request_settings(send, **changes):
 
 def request_friction(snapshot, send, joint, value):
     """Set a joint's Coulomb friction limit (N m, or N for a prismatic joint), clamped to
-    0 .. FRICTION_MAX."""
+    its range (physics.settings)."""
     if joint not in snapshot.joint_names:
         return f"friction: no joint named {joint!r}"
-    v, note = _clamp(value, 0.0, FRICTION_MAX, f"{joint} friction")
+    v, note = _clamp(value, "friction", f"{joint} friction")
     if v is not None:
         send(SetFriction(joint, v))
     return note
@@ -175,11 +155,18 @@ def request_load(snapshot, send, state, path, what="open"):
     """Load the scene file `path` (through the physics thread's Load); returns a note when
     the path is refused here (empty, missing, a folder), else None.  `check_load` later
     tells how the load went."""
+    if isinstance(path, bytes):  # (a file name as bytes, e.g. from a drop)
+        path = os.fsdecode(path)
     text = str(path).strip() if path is not None else ""
     if not text:
         return f"{what}: type the path of a scene file (.toml) first"
     full = os.path.normpath(os.path.abspath(os.path.expanduser(text)))
+    if not os.path.exists(full) and os.path.exists(from_printable(full)):
+        full = from_printable(full)  # a name that is not UTF-8, as the path box shows it
     if not os.path.exists(full):
+        if "\ufffd" in full:  # what a file manager's drop makes of bytes that are not UTF-8
+            return (f"{what}: {full} does not exist (its name may not be valid UTF-8: "
+                    "use Browse..., or type it with \\xNN for those bytes)")
         return f"{what}: {full} does not exist"
     if os.path.isdir(full):
         return f"{what}: {full} is a folder, not a scene file"
@@ -285,6 +272,7 @@ def _note(state, note):
 
 
 def _wrapped(colour, text):
+    text = printable(text)  # a note may name a file whose name is not UTF-8
     imgui.push_text_wrap_pos(0.0)
     if colour is None:
         imgui.text(text)
@@ -303,7 +291,7 @@ def draw_scene(snapshot, send, state):
         state.scene_path = snapshot.source or ""
     imgui.set_next_item_width(-130)
     entered, state.scene_path = imgui.input_text(
-        "##scene_path", state.scene_path, imgui.InputTextFlags_.enter_returns_true)
+        "##scene_path", printable(state.scene_path), imgui.InputTextFlags_.enter_returns_true)
     if imgui.is_item_hovered():
         imgui.set_tooltip("path of a scene file (.toml); Enter or Open loads it")
     imgui.same_line()
@@ -321,11 +309,11 @@ def draw_scene(snapshot, send, state):
         imgui.set_tooltip("read the scene file again (after editing it)")
     imgui.same_line()
     if state.pending is not None:
-        imgui.text_colored(NOTE_COLOUR, f"loading {Path(state.pending.path).name}...")
+        imgui.text_colored(NOTE_COLOUR, f"loading {printable(Path(state.pending.path).name)}...")
     elif state.dialog is not None:
         imgui.text_colored(NOTE_COLOUR, "waiting for the file dialog...")
     else:
-        imgui.text_disabled(snapshot.source or f"{snapshot.scene} (built in code)")
+        imgui.text_disabled(printable(snapshot.source or f"{snapshot.scene} (built in code)"))
     recent = state.recent_files()
     if not len(recent):
         return
@@ -336,13 +324,14 @@ def draw_scene(snapshot, send, state):
             if not exists:
                 imgui.push_style_color(imgui.Col_.text,
                                        imgui.get_style().color_(imgui.Col_.text_disabled))
-            label = f"{Path(path).name}{'' if exists else ' (missing)'}  ({Path(path).parent})"
+            label = printable(f"{Path(path).name}{'' if exists else ' (missing)'}  "
+                              f"({Path(path).parent})")
             if imgui.selectable(label, path == snapshot.source)[0]:
                 _note(state, open_recent(snapshot, send, state, path))
             if not exists:
                 imgui.pop_style_color()
             if imgui.is_item_hovered():
-                imgui.set_tooltip(path if exists else f"{path}\nno longer exists")
+                imgui.set_tooltip(printable(path if exists else f"{path}\nno longer exists"))
             imgui.pop_id()
         imgui.tree_pop()
 
@@ -364,7 +353,7 @@ def draw_load_error(state):
     if not opened:
         return
     imgui.push_text_wrap_pos(imgui.get_font_size() * 40)
-    imgui.text_colored(ERROR_COLOUR, state.load_error)
+    imgui.text_colored(ERROR_COLOUR, printable(state.load_error))
     imgui.pop_text_wrap_pos()
     imgui.separator()
     if imgui.button("Close", imgui.ImVec2(100, 0)) or imgui.is_key_pressed(imgui.Key.escape):
@@ -372,7 +361,7 @@ def draw_load_error(state):
         imgui.close_current_popup()
     imgui.same_line()
     if imgui.button("Copy message"):
-        imgui.set_clipboard_text(state.load_error or "")
+        imgui.set_clipboard_text(printable(state.load_error or ""))
     imgui.end_popup()
 
 

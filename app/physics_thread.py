@@ -7,8 +7,12 @@ loop iteration does all the steps that are due in one `World.run(k)` call -- one
 kernel call -- so the render thread runs beside it rather than waiting for the GIL.
 
 No exception ends the thread: a refused command is reported in the snapshot's `error`, and
-a simulation that goes non-finite pauses with the engine's message there.
+a simulation that goes non-finite pauses with the engine's message there; so does any
+exception of a stage the loop runs by itself (stepping, publishing), reported once rather
+than at every iteration.  One call steps for at most about MAX_CALL_S of wall time, so
+commands are answered within that (or one step, if a step takes longer) at any dt.
 """
+import dataclasses
 import math
 import queue
 import sys
@@ -21,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from sharnir.physics import SimulationError, World
+from sharnir.physics.settings import SETTINGS
 from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
 
@@ -40,12 +45,20 @@ from .commands import (
     SetSpeed,
     Step,
 )
+from .printable import printable
 from .snapshot import Snapshot, Telemetry
 
-SPEED_MIN, SPEED_MAX = 1.0 / 32.0, 4.0
+SPEED_MIN, SPEED_MAX = SETTINGS["speed"].min, SETTINGS["speed"].max
 # Simulated seconds one iteration may catch up: a scene slower than real time falls behind
 # (the real-time factor shows it) instead of owing ever more steps (a spiral of death).
 MAX_CATCH_UP_S = 0.1
+# Wall seconds one World.run call may take, from the measured time per step: with a tiny dt
+# or a heavy scene the steps due are done in several calls, commands answered in between.
+MAX_CALL_S = 0.05
+MAX_STEPS_PER_CALL = 10_000  # bounds the recording one call allocates
+# The stages the loop runs by itself: if one raises, the thread pauses (it would raise again
+# at every iteration) and the exception is reported once.
+STAGES = frozenset({"starting the physics", "stepping", "publishing"})
 # The shortest wait between iterations: with a tiny dt, steps are batched rather than run
 # one Python round trip each.
 MIN_WAIT_S = 0.001
@@ -78,9 +91,7 @@ class PhysicsThread(threading.Thread):
         self._lock = threading.Lock()
         self._snapshot = None
         self._saved_switch_interval = None
-        self._speed = float(speed)
-        if not SPEED_MIN <= self._speed <= SPEED_MAX:
-            raise ValueError(f"speed must be between 1/32 and 4 (got {speed})")
+        self._speed = SETTINGS["speed"].check(speed)
         self._paused = bool(paused)
         self._ready = False
         self._compile_progress = None   # (kernels done, total, seconds) while compiling
@@ -192,6 +203,9 @@ class PhysicsThread(threading.Thread):
     def _step_due(self):
         dt = self._world.dt
         k = math.floor(self._owed / dt + 1e-9)  # the epsilon absorbs rounding of owed
+        # At most MAX_CALL_S of stepping: the rest stays owed (capped at MAX_CATCH_UP_S) and
+        # is stepped at the next iteration, after the commands that came meanwhile.
+        k = min(k, MAX_STEPS_PER_CALL, max(1, int(MAX_CALL_S / self._step_s)))
         if k > 0:
             self._owed = max(0.0, self._owed - k * dt)
             self._advance(k)
@@ -204,6 +218,8 @@ class PhysicsThread(threading.Thread):
             self._report(f"{exc}; paused (reset to start again)")
             return
         self._pending.append(rec)
+        if rec.wall_s > 0.0:  # the time per step, for the next call's size
+            self._step_s = max(rec.wall_s / k, 1e-7)
         self._step += k
         self._sim_total += k * self._world.dt
         if not self._paused:
@@ -211,11 +227,18 @@ class PhysicsThread(threading.Thread):
         self._changed = True
 
     def _guarded(self, what, action, *args):
-        """Run one action; an exception becomes a reported problem, never the thread's end."""
+        """Run one action; an exception becomes a reported problem, never the thread's end.
+        A stage of the loop that raises pauses the thread, so it is reported once."""
         try:
             action(*args)
         except Exception as exc:  # noqa: BLE001  (a bug must not stop the simulation)
-            self._report(f"{what}: {type(exc).__name__}: {exc}")
+            message = f"{what}: {type(exc).__name__}: {exc}"
+            if what in STAGES:
+                self._set_paused(True)
+                message += "; paused (resume or reset to try again)"
+            self._report(message)
+            if what == "publishing":
+                self._publish_error()
 
     # ---- commands ---------------------------------------------------------------------------
     def _apply(self, command):
@@ -263,12 +286,9 @@ class PhysicsThread(threading.Thread):
 
     def _set_speed(self, factor):
         try:
-            value = float(factor)
-        except (TypeError, ValueError):
-            value = math.nan
-        if not SPEED_MIN <= value <= SPEED_MAX:  # also refuses NaN
-            self._report(f"speed must be between 1/32 and 4 (got {factor}); "
-                         "the previous value is kept")
+            value = SETTINGS["speed"].check(factor)  # (also refuses NaN)
+        except ValueError as exc:
+            self._report(f"{exc}; the previous value is kept")
             return
         self._speed = value
         self._start_rates()
@@ -302,11 +322,14 @@ class PhysicsThread(threading.Thread):
 
     @staticmethod
     def _scene_name(source):
-        return getattr(source, "__name__", "world") if callable(source) else Path(source).stem
+        """A name to show: a file name that is not UTF-8 has its bytes as escapes."""
+        name = getattr(source, "__name__", "world") if callable(source) else Path(source).stem
+        return printable(name)
 
     def _install(self, world, scene):
         self._world, self._scene = world, scene
         self._generation += 1
+        self._step_s = MAX_CALL_S / 16  # until measured: the first call does at most 16 steps
         self._step = 0
         self._pending.clear()
         self._history.clear()
@@ -322,7 +345,7 @@ class PhysicsThread(threading.Thread):
 
     # ---- publishing -------------------------------------------------------------------------
     def _report(self, message):
-        self._error = message
+        self._error = printable(message)  # a file name in it may not be UTF-8
         self._error_count += 1
         self._changed = True
 
@@ -377,6 +400,16 @@ class PhysicsThread(threading.Thread):
             **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot
+        self._changed = False
+
+    def _publish_error(self):
+        """After a failed publish: the last snapshot again, paused and with the error, so
+        the window still hears of it."""
+        with self._lock:
+            if self._snapshot is not None:
+                self._snapshot = dataclasses.replace(
+                    self._snapshot, paused=self._paused, error=self._error,
+                    error_count=self._error_count)
         self._changed = False
 
 

@@ -61,7 +61,9 @@ def _force_scale(snap):
     if not sizes:
         return 0.0
     size = float(np.median(sizes))
-    return size / (1000.0 * (2.0 * size) ** 3 * g)
+    # size / (1000 (2 size)^3 g), in an order that cannot overflow for a huge body
+    scale = 1.0 / (8000.0 * g * size) / size
+    return scale if math.isfinite(scale) else 0.0  # (a tiny body: no force lines)
 
 
 def _finish_without_gil(ctx):
@@ -308,7 +310,16 @@ class App:
         self.thread.send(Reset())
 
     def action_frame(self):
+        """Frame the bodies whose pose is finite; after a blow-up that left none, the camera
+        and the grid stay as they are."""
         snap = self.thread.snapshot
+        shaped = np.array([shape is not None for shape in snap.body_shapes], bool)
+        finite = (np.isfinite(snap.body_pos).all(axis=1)
+                  & np.isfinite(snap.body_quat).all(axis=1))
+        if shaped.any() and not (finite & shaped).any():
+            if self.panel_state is not None:
+                self.panel_state.note = "frame: no body has a finite pose; the view stays"
+            return
         bounds = self.renderer.bounds(snap.body_pos, snap.body_quat, snap.body_shapes)
         w, h = self.window.get_size()
         # With the panel, frame the scene in the part of the window right of it.
@@ -338,7 +349,12 @@ class App:
         if self.selected is None or self.selected[0] != snap.generation:
             self.action_frame()
             return
-        self.camera.target = np.asarray(snap.body_pos[self.selected[1]], dtype=float).copy()
+        target = np.asarray(snap.body_pos[self.selected[1]], dtype=float)
+        if not np.all(np.isfinite(target)):  # blown up: the view stays
+            if self.panel_state is not None:
+                self.panel_state.note = "focus: the body's position is not finite; the view stays"
+            return
+        self.camera.target = target.copy()
 
     def action_screenshot(self, path=None):
         """Save the last drawn frame (3D view and panel) as a PNG; returns its path."""
@@ -396,16 +412,27 @@ class App:
         return True
 
     def on_key_press(self, symbol, modifiers):
-        from .keys import ALWAYS_ACTIVE, SHORTCUTS
+        """A shortcut of app.keys. Escape never quits: ImGui takes it to leave a text field
+        or close a dialog, and here it closes the help; quitting is Ctrl+Q or the window's
+        close button."""
+        from pyglet.window import key
+
+        from .keys import ALWAYS_ACTIVE, CTRL_SHORTCUTS, SHORTCUTS
 
         if self.gui is not None:
             self.gui.on_key_press(symbol, modifiers)
-            if self.gui.wants_keyboard and symbol not in ALWAYS_ACTIVE:
-                return True
+        if modifiers & key.MOD_CTRL and symbol in CTRL_SHORTCUTS:
+            getattr(self, f"action_{CTRL_SHORTCUTS[symbol]}")()
+            return True
+        if self.gui is not None and self.gui.wants_keyboard and symbol not in ALWAYS_ACTIVE:
+            return True
+        if symbol == key.ESCAPE:
+            self.show_help = False
+            return True  # and not to pyglet's default handler, which closes the window
         action = SHORTCUTS.get(symbol)
         if action is not None:
             getattr(self, f"action_{action}")()
-        return True  # Escape must not reach pyglet's default handler (it closes the window)
+        return True
 
     def on_key_release(self, symbol, modifiers):
         if self.gui is not None:

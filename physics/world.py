@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .contact import MANIFOLD_REUSE, MANIFOLD_REUSE_MAX, grown, make_contacts  # noqa: E402
+from .contact import grown, make_contacts  # noqa: E402
 from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
 from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
 from .model import KINEMATIC as KIND_KINEMATIC
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
+from .settings import SETTINGS, WORLD_SETTINGS
 from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
@@ -192,9 +193,12 @@ class Recording:
 
 
 class World:
-    def __init__(self, dt=1.0 / 240.0, gravity=(0.0, 0.0, -9.81), iterations=100,
-                 position_iterations=4, tolerance=1e-9, budget_ms=0.0, warm_start=True,
-                 manifold_reuse=MANIFOLD_REUSE):
+    def __init__(self, dt=SETTINGS["dt"].default, gravity=SETTINGS["gravity"].default,
+                 iterations=SETTINGS["iterations"].default,
+                 position_iterations=SETTINGS["position_iterations"].default,
+                 tolerance=SETTINGS["tolerance"].default, budget_ms=SETTINGS["budget_ms"].default,
+                 warm_start=SETTINGS["warm_start"].default,
+                 manifold_reuse=SETTINGS["manifold_reuse"].default):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -213,40 +217,15 @@ class World:
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
         tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step.
-        Raises ValueError naming the setting if a value is out of range; nothing changes
-        then."""
+        The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
+        name) raises ValueError naming the setting, the value and the range, and nothing
+        changes then."""
         cfg = dict(self._config)
         for key, value in changes.items():
-            if key == "gravity":
-                cfg[key] = tuple(_vec("gravity", value))
-            elif key == "dt":
-                v = float(value)
-                if not (math.isfinite(v) and 0.0 < v <= 0.1):
-                    raise ValueError(f"dt must be in (0, 0.1] s (got {value})")
-                cfg[key] = v
-            elif key in ("iterations", "position_iterations"):
-                lo = 1 if key == "iterations" else 0
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError(f"{key} must be a whole number (got {value})")
-                v = int(value)
-                if not lo <= v <= 100000:
-                    raise ValueError(f"{key} must be in [{lo}, 100000] (got {value})")
-                cfg[key] = v
-            elif key in ("tolerance", "budget_ms"):
-                v = float(value)
-                if not (math.isfinite(v) and v >= 0.0):
-                    raise ValueError(f"{key} must be a finite number >= 0 (got {value})")
-                cfg[key] = v
-            elif key == "warm_start":
-                cfg[key] = bool(value)
-            elif key == "manifold_reuse":
-                v = float(value)
-                if not (math.isfinite(v) and 0.0 <= v <= MANIFOLD_REUSE_MAX):
-                    raise ValueError(f"manifold_reuse must be in [0, {MANIFOLD_REUSE_MAX}] m "
-                                     f"(got {value})")
-                cfg[key] = v
-            else:
-                raise ValueError(f"unknown setting {key!r}")
+            if key not in WORLD_SETTINGS:
+                raise ValueError(f"unknown setting {key!r} (settings are: "
+                                 f"{', '.join(WORLD_SETTINGS)})")
+            cfg[key] = SETTINGS[key].check(value)
         self._config = cfg
         self._settings = make_settings(**cfg)
 
@@ -355,9 +334,10 @@ class World:
         n = _vec("axis", axis)
         if np.linalg.norm(n) < 1e-12:
             raise ValueError(f"joint {name!r}: axis must not be zero")
-        friction = float(friction)
-        if not (math.isfinite(friction) and friction >= 0):
-            raise ValueError(f"joint {name!r}: friction must be >= 0 (got {friction})")
+        try:
+            friction = SETTINGS["friction"].check(friction)
+        except ValueError as exc:
+            raise ValueError(f"joint {name!r}: {exc}") from None
         if friction > 0 and not HAS_FRICTION[jt]:
             raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
         if limits is not None:
@@ -581,10 +561,10 @@ class World:
     def set_friction(self, joint, value):
         """Set a joint's Coulomb friction limit (N m or N), effective at the next step."""
         j = self._joint_index(joint)
-        v = float(value)
-        if not (math.isfinite(v) and v >= 0):
-            raise ValueError(f"joint {self._joints[j].name!r}: friction must be a finite "
-                             f"number >= 0 (got {value})")
+        try:
+            v = SETTINGS["friction"].check(value)
+        except ValueError as exc:
+            raise ValueError(f"joint {self._joints[j].name!r}: {exc}") from None
         if v > 0 and not HAS_FRICTION[self._joints[j].type]:
             raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no friction")
         self._joints[j].friction = v

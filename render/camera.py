@@ -71,8 +71,11 @@ class OrbitCamera:
 
     def frame(self, bounds, aspect=1.0):
         """Aim at the middle of bounds ((3,) min, (3,) max) and, keeping the direction of
-        view, move just far enough back that all eight corners of the box are in the picture."""
+        view, move just far enough back that all eight corners of the box are in the picture.
+        Bounds that are not finite change nothing."""
         lo, hi = (np.asarray(b, dtype=float) for b in bounds)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            return  # (bodies blown up to NaN) the camera stays where it is
         self.target = (lo + hi) / 2.0
         view = look_at(self.target + self.back, self.target)  # the direction only
         side, up, back = view[0, :3], view[1, :3], view[2, :3]

@@ -32,6 +32,10 @@ GOLDEN = 0.6180339887498949  # hue step: neighbouring bodies get clearly differe
 PLANE_HALF = 50.0            # m: a plane is drawn as a slab this wide each way from its origin
 PLANE_THICKNESS = 0.01       # m: ... and this thick, its top a hair below the plane (the grid
 PLANE_COLOUR = (0.30, 0.32, 0.36)  # and the shadows lie on it)
+# m: what is drawn or framed stays within this of the origin (float32 keeps about 1 mm there).
+# A shape bigger than that (a 1e200 m ground slab) is drawn clipped to it and, like a plane,
+# left out of the framing unless nothing else is there.
+VIEW_LIMIT = 1.0e4
 
 
 def body_colour(index):
@@ -88,7 +92,9 @@ def body_instances(body_pos, body_quat, body_shapes):
         colour = body_colour(i)
         for shape, pos, rot in pieces(body_shape, np.asarray(body_pos[i], dtype=float), rots[i]):
             _add_rows(rows, shape, pos, rot, colour, i)
-    return {name: np.array(r, dtype="f4").reshape(-1, 19) for name, r in rows.items()}
+    # clipped in float64: a huge shape becomes a VIEW_LIMIT one, not inf in float32
+    return {name: np.clip(np.array(r, dtype=float).reshape(-1, 19), -VIEW_LIMIT,
+                          VIEW_LIMIT).astype("f4") for name, r in rows.items()}
 
 
 def _add_rows(rows, shape, pos, rot, colour, i):
@@ -147,9 +153,13 @@ def _half_extent(shape, rot):
     return spread @ (a, b, c)  # box, ellipsoid
 
 
+@np.errstate(all="ignore")  # a NaN or huge pose is checked below, not warned about
 def scene_bounds(body_pos, body_quat, body_shapes, points=()):
-    """(min (3,), max (3,)) around every shaped body and the extra points (k, 3)."""
-    lo, hi = [], []
+    """(min (3,), max (3,)) around every shaped body and the extra points (k, 3), within
+    +-VIEW_LIMIT.  A body whose pose is not finite (after a blow-up) is left out, and so is
+    one bigger than the view or wholly beyond it unless there is nothing else; nothing at all
+    gives a 2 m box."""
+    lo, hi, big_lo, big_hi = [], [], [], []
     rots = rotation_matrices(body_quat)
     for body_pos_i, body_rot, body_shape in zip(np.asarray(body_pos, dtype=float), rots,
                                                 body_shapes):
@@ -158,15 +168,25 @@ def scene_bounds(body_pos, body_quat, body_shapes, points=()):
         for shape, pos, rot in pieces(body_shape, body_pos_i, body_rot):
             if shape.kind == HULL:
                 world = shape.vertices @ rot.T + pos
-                lo.append(world.min(axis=0))
-                hi.append(world.max(axis=0))
+                a, b = world.min(axis=0), world.max(axis=0)
+            else:
+                half = _half_extent(shape, rot)
+                a, b = pos - half, pos + half
+            if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
                 continue
-            half = _half_extent(shape, rot)
-            lo.append(pos - half)
-            hi.append(pos + half)
+            # bigger than the view, or wholly beyond it (a body flung to 1e300 m): along
+            # each axis the box [a, b] is max(a, -b, 0) from the origin
+            outlier = (np.max(b - a) > 2.0 * VIEW_LIMIT
+                       or np.max(np.maximum(np.maximum(a, -b), 0.0)) > VIEW_LIMIT)
+            (big_lo if outlier else lo).append(a)
+            (big_hi if outlier else hi).append(b)
     for p in np.asarray(points, dtype=float).reshape(-1, 3):
-        lo.append(p)
-        hi.append(p)
+        if np.all(np.isfinite(p)):
+            lo.append(p)
+            hi.append(p)
+    if not lo:
+        lo, hi = big_lo, big_hi
     if not lo:
         return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])
-    return np.min(lo, axis=0), np.max(hi, axis=0)
+    return (np.clip(np.min(lo, axis=0), -VIEW_LIMIT, VIEW_LIMIT),
+            np.clip(np.max(hi, axis=0), -VIEW_LIMIT, VIEW_LIMIT))

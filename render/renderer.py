@@ -90,8 +90,11 @@ class Renderer:
         self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
 
     def fit_grid(self, bounds):
-        """Size the ground grid (centred on the origin, where its axes cross) to cover bounds."""
-        lo, hi = bounds
+        """Size the ground grid (centred on the origin, where its axes cross) to cover bounds;
+        bounds that are not finite keep the grid as it is."""
+        lo, hi = (np.asarray(b, dtype=float) for b in bounds)
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            return
         half = GRID_MARGIN * max(float(np.max(np.abs(lo[:2]))), float(np.max(np.abs(hi[:2]))),
                                  0.5)
         spacing = meshes.nice_spacing(half)

@@ -9,19 +9,19 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     description = "free text"        # optional
     duration = 5.0                   # s, > 0, how long a headless run lasts by default, default 5
 
-    [world]                          # optional table
-    gravity = [0.0, 0.0, -9.81]      # m/s^2, default that
-    dt = 0.01                        # s, > 0, <= 0.1, default 1/240
+    [world]                          # optional table; the ranges of [world] and [solver]
+    gravity = [0.0, 0.0, -9.81]      # are listed under "Ranges" below
+    dt = 0.01                        # s
 
     [solver]                         # optional table
-    iterations = 100                 # velocity iterations (max), int 1..100000, default 100
-    position_iterations = 4          # int 0..1000, default 4
-    tolerance = 1e-9                 # N s, >= 0, default 1e-9 (stop when every |dp| <= tolerance)
-    budget_ms = 0.0                  # wall-clock budget per step in ms, >= 0, 0 = off, default 0
-    warm_start = true                # default true
-    manifold_reuse = 0.0002          # m, 0..0.0025: a touching pair whose bodies moved no point
+    iterations = 100                 # velocity iterations (max)
+    position_iterations = 4          # mass-weighted position sweeps
+    tolerance = 1e-9                 # N s: stop when every |dp| <= tolerance
+    budget_ms = 0.0                  # wall-clock budget per step in ms, 0 = off
+    warm_start = true
+    manifold_reuse = 0.0002          # m: a touching pair whose bodies moved no point
                                      # further than this since its contact points were found
-                                     # keeps them (0 = every pair afresh each step), default 0.0002
+                                     # keeps them (0 = every pair afresh each step)
 
     [[bodies]]
     name = "door"                    # required, unique, not "world" (the fixed world body)
@@ -54,8 +54,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     body_b = "door"                  # a body name or "world", not body_a
     anchor = [0.0, 0.0, 1.0]         # world-frame point at the initial pose, default [0, 0, 0]
     axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised, default [0, 0, 1]
-    friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic), >= 0,
-                                     # default 0; must be 0 on fixed joints
+    friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic),
+                                     # default 0 (range below); must be 0 on fixed joints
     limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
                                      # m (prismatic); not allowed on spherical and fixed joints
 
@@ -114,6 +114,9 @@ the moments computed from the shape.  ``shape`` may be left out only if both
 
 Rules that span fields or entries are raised as ``scene`` errors (see
 `problem`) so the loader can point each one at the exact entry and field.
+
+Ranges (`physics.settings.SETTINGS`, the one table the engine, the app and this schema
+share; ``friction`` is a joint's, ``speed`` only the app's), appended below from the table.
 """
 
 import math
@@ -133,6 +136,11 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sharnir.physics.settings import SETTINGS, reference
+
+if __doc__:  # (None under python -OO)
+    __doc__ += "\n" + "\n".join("    " + line for line in reference().splitlines()) + "\n"
+
 SCHEMA_VERSION = 0
 WORLD_BODY = "world"
 # Below this norm a quaternion or axis has no usable direction.
@@ -149,6 +157,14 @@ Quat = tuple[Real, Real, Real, Real]
 Name = Annotated[StrictStr, Field(min_length=1)]
 
 Loc = tuple[str | int, ...]
+
+
+def _ranged(name: str, kind: type = float):
+    """The type of a number within the range of setting `name` (physics.settings)."""
+    s = SETTINGS[name]
+    if kind is int:
+        return Annotated[int, Strict(), Field(ge=s.min, le=s.max)]
+    return Annotated[Real, Field(ge=s.min, le=s.max)]
 
 
 def problem(*problems: tuple[Loc, str]) -> PydanticCustomError:
@@ -280,18 +296,19 @@ ShapeSpec = Annotated[
 
 
 class WorldSpec(_Spec):
-    gravity: Vec3 = (0.0, 0.0, -9.81)
-    dt: Annotated[Real, Field(gt=0, le=0.1)] = 1 / 240
+    gravity: tuple[_ranged("gravity"), _ranged("gravity"), _ranged("gravity")] = \
+        SETTINGS["gravity"].default
+    dt: _ranged("dt") = SETTINGS["dt"].default
 
 
 class SolverSpec(_Spec):
-    iterations: Annotated[int, Strict(), Field(ge=1, le=100_000)] = 100
-    position_iterations: Annotated[int, Strict(), Field(ge=0, le=1000)] = 4
-    tolerance: NonNegative = 1e-9
-    budget_ms: NonNegative = 0.0
-    warm_start: StrictBool = True
-    # physics.contact.MANIFOLD_REUSE and MANIFOLD_REUSE_MAX (the schema loads without physics)
-    manifold_reuse: Annotated[Real, Field(ge=0, le=0.0025)] = 0.0002
+    iterations: _ranged("iterations", int) = SETTINGS["iterations"].default
+    position_iterations: _ranged("position_iterations", int) = \
+        SETTINGS["position_iterations"].default
+    tolerance: _ranged("tolerance") = SETTINGS["tolerance"].default
+    budget_ms: _ranged("budget_ms") = SETTINGS["budget_ms"].default
+    warm_start: StrictBool = SETTINGS["warm_start"].default
+    manifold_reuse: _ranged("manifold_reuse") = SETTINGS["manifold_reuse"].default
 
 
 class BodySpec(_Spec):
@@ -356,7 +373,7 @@ class JointSpec(_Spec):
     body_b: Name
     anchor: Vec3 = (0.0, 0.0, 0.0)
     axis: Vec3 = (0.0, 0.0, 1.0)
-    friction: NonNegative = 0.0
+    friction: _ranged("friction") = SETTINGS["friction"].default
     limits: tuple[Real, Real] | None = None
 
     @field_validator("axis")

@@ -368,7 +368,7 @@ def test_engine_value_error_names_the_entry(tmp_path, fake_physics):
 
 def test_bad_command_line_option_is_a_scene_error(tmp_path, fake_physics):
     path = write(tmp_path, DOOR)
-    with pytest.raises(SceneError, match='field "dt": must be greater than 0'):
+    with pytest.raises(SceneError, match='field "dt": must be at least 0.0001'):
         build_world(read_scene(path), dt=-0.01, source=str(path))
 
 
