@@ -183,7 +183,8 @@ class App:
         self._report_compile(snap)
         fb_size = self.window.get_framebuffer_size()
         now = time.perf_counter()
-        if (not snap.ready and self.target is not None and self.target.size == tuple(fb_size)
+        if (not snap.ready and snap.compile_progress is not None and self.target is not None
+                and self.target.size == tuple(fb_size)
                 and now - self._full_frame_time < COMPILING_FRAME_S):
             # while the kernels compile, redraw a few times a second and otherwise show the
             # last frame again: software GL would take the compiler's CPU
