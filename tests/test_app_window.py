@@ -120,7 +120,8 @@ def test_no_display_is_one_clear_error(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "PYGLET_HEADLESS")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
-    result = subprocess.run([sys.executable, "-m", "sharnir.app.cli", str(REPO / "scenes" / "door.toml")],
+    result = subprocess.run([sys.executable, "-m", "sharnir.app.cli",
+                             str(REPO / "scenes" / "door.toml")],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 2
     assert result.stderr.count("sharnir: error:") == 1

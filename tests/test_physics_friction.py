@@ -33,7 +33,10 @@ HOLD_STEPS = 2400                    # 10 s
 SLIDE_STEPS = 240                    # 1 s
 
 
-def stop_travel(ratio, th0=math.radians(30.0)):
+TH0 = math.radians(30.0)
+
+
+def stop_travel(ratio, th0=TH0):
     """Root d in (0, th0) of cos(th0 - d) - cos th0 = ratio sin(th0) d (energy balance)."""
     f = lambda d: math.cos(th0 - d) - math.cos(th0) - ratio * math.sin(th0) * d
     lo, hi = 1e-9, th0

@@ -133,7 +133,8 @@ def test_frame_puts_every_corner_of_the_bounds_in_view(aspect, yaw, pitch):
     camera.frame((lo, hi), aspect=aspect)
     vp = camera.view_projection(aspect)
     ndc = []
-    for corner in [(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]:
+    corners = [(x, y, z) for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])]
+    for corner in corners:
         clip = vp @ np.array([*corner, 1.0])
         assert clip[3] > 0
         ndc.append(clip[:3] / clip[3])
