@@ -50,6 +50,7 @@ PLOT_CHANNELS = {
 }
 PANEL_MIN_WIDTH = 320.0         # px; the panel's width can be dragged between these
 PANEL_MAX_SHARE = 0.75          # of the window's width
+MESSAGE_WRAP_EMS = 40           # notes and errors wrap at this many font sizes
 HELP_WRAP_EMS = 36              # the F1 overlay's descriptions wrap at this many font sizes
 PLOT_DEFAULT_JOINTS = 4         # a new scene plots its first joints
 PLOT_SHARE = 0.4                # of the panel's height, for the plot at its bottom
@@ -304,15 +305,6 @@ def poll_browse(snapshot, send, state):
 def _note(state, note):
     if note:
         state.note = note
-
-
-def _wrapped(colour, text):
-    imgui.push_text_wrap_pos(0.0)
-    if colour is None:
-        imgui.text(text)
-    else:
-        imgui.text_colored(colour, text)
-    imgui.pop_text_wrap_pos()
 
 
 def draw_scene(snapshot, send, state):
@@ -832,14 +824,28 @@ def export_csv(plot_buffer, path):
     return f"wrote {len(plot_buffer)} rows to {path}"
 
 
-def draw_messages(snapshot, state):
-    # A failed load's message is in the modal; the other problems are shown here.
-    if snapshot.error and snapshot.error_count != state.load_error_count:
-        _wrapped(ERROR_COLOUR, f"physics: {snapshot.error}")
+def draw_messages(snapshot, state, left=0.0):
+    """The latest note and physics problem, in a box over the view's top-left corner (`left`
+    px from the window's edge: right of the panel), so that they never move the panel's
+    layout.  A failed load's message is in the modal instead."""
+    error = snapshot.error and snapshot.error_count != state.load_error_count
+    if not (error or state.note):
+        return
+    imgui.set_next_window_pos(imgui.ImVec2(left + 8, 8), imgui.Cond_.always)
+    imgui.set_next_window_bg_alpha(0.85)
+    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_focus_on_appearing
+             | imgui.WindowFlags_.no_nav | imgui.WindowFlags_.no_move)
+    imgui.begin("##messages", None, flags)
+    imgui.push_text_wrap_pos(imgui.get_font_size() * MESSAGE_WRAP_EMS)
+    if error:
+        imgui.text_colored(ERROR_COLOUR, f"physics: {snapshot.error}")
     if state.note:
-        _wrapped(NOTE_COLOUR, state.note)
+        imgui.text_colored(NOTE_COLOUR, state.note)
         if imgui.small_button("dismiss"):
             state.note = None
+    imgui.pop_text_wrap_pos()
+    imgui.end()
 
 
 def plot_height(available):
@@ -867,7 +873,6 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
              | imgui.WindowFlags_.no_scrollbar | imgui.WindowFlags_.no_scroll_with_mouse)
     imgui.begin("Sharnir", None, flags)
     state.width, state.height = imgui.get_window_width(), imgui.get_window_height()
-    draw_messages(snapshot, state)
     plot = plot_height(imgui.get_content_region_avail().y)
     imgui.begin_child("controls", imgui.ImVec2(0, -plot))
     draw_scene(snapshot, send, state)
@@ -880,6 +885,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_plot(snapshot, state, plot_buffer)
     imgui.end_child()
     imgui.end()
+    draw_messages(snapshot, state, state.width)
     draw_load_error(state)
 
 
@@ -903,13 +909,25 @@ def draw_help(help_rows, left=0.0):
     if imgui.begin_table("help", 2, imgui.TableFlags_.sizing_fixed_fit):
         imgui.table_setup_column("control", imgui.TableColumnFlags_.width_fixed, controls)
         imgui.table_setup_column("action", imgui.TableColumnFlags_.width_fixed, max(wrap, 100))
+        right = bottom = 0.0
         for control, action in help_rows:
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text_colored(NOTE_COLOUR, control)
             imgui.table_next_column()
             imgui.text_wrapped(action)
+            corner = imgui.get_item_rect_max()   # the text's own extent, clipped or not
+            right, bottom = max(right, corner.x), max(bottom, corner.y)
         imgui.end_table()
-    fits = imgui.get_scroll_max_x() == 0.0 and imgui.get_scroll_max_y() == 0.0
+    fits = _fits_in_window(imgui.ImVec2(right, bottom))
     imgui.end()
     return fits
+
+
+def _fits_in_window(corner):
+    """Whether a point (the bottom-right corner of what was drawn) is inside the current
+    window's padded area, with nothing left to scroll to."""
+    pos, size = imgui.get_window_pos(), imgui.get_window_size()
+    pad = imgui.get_style().window_padding
+    return (corner.x <= pos.x + size.x - pad.x + 0.5 and corner.y <= pos.y + size.y - pad.y + 0.5
+            and imgui.get_scroll_max_x() == 0.0 and imgui.get_scroll_max_y() == 0.0)
