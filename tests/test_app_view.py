@@ -126,14 +126,13 @@ def test_nothing_hangs_without_gravity_or_when_already_hanging():
 CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
-    from sharnir.app.commands import SetSpeed
     from sharnir.app.drag import project
     from sharnir.app.window import App
     from sharnir.render.camera import DEFAULT_PITCH, DEFAULT_YAW
 
     door, chain = sys.argv[1], sys.argv[2]
     out = {}
-    app = App(door, width=1280, height=800)
+    app = App(door, width=1280, height=800, paused=True)   # the door still while G is tried
 
     def until(condition, timeout=120):
         deadline = time.time() + timeout
@@ -183,8 +182,9 @@ CHILD = textwrap.dedent("""
         until(lambda: app.snapshot.scene == "chain" and app.snapshot.ready, 900)
         app.run_frames(2)
         out["yaw_pitch"] = [app.camera.yaw - DEFAULT_YAW, app.camera.pitch - DEFAULT_PITCH]
+        if app.snapshot.paused:
+            app.action_toggle_pause()
         # the chain falls from level: every link stays in the view's part of the window
-        app.thread.send(SetSpeed(2.0))
         extremes, deadline, lowest = [], time.time() + 300, 1.0
         while app.snapshot.time < 4.0 and time.time() < deadline:
             app.run_frames(1)
@@ -241,7 +241,7 @@ def test_a_new_scene_is_framed_from_the_default_direction(view_run):
 
 def test_the_falling_chain_stays_in_the_view_and_F_frames_all_of_it(view_run):
     out, folder = view_run
-    assert out["chain_samples"] > 20 and out["chain_lowest_z"] < -2.0   # it did fall
+    assert out["chain_samples"] >= 10 and out["chain_lowest_z"] < -2.0  # it did fall
     panel = out["panel"]
     for key in ("chain_on_screen", "F_on_screen"):
         xmin, xmax, ymin, ymax = out[key]
