@@ -22,6 +22,12 @@ _KEYS = {
     key.LALT: imgui.Key.left_alt, key.RALT: imgui.Key.right_alt,
 }
 _BUTTONS = {mouse.LEFT: 0, mouse.RIGHT: 1, mouse.MIDDLE: 2}
+# ImGui's modifier keys: (its mod key, pyglet's modifier bit, the keys that hold it down)
+_MODIFIERS = (
+    (imgui.Key.mod_ctrl, key.MOD_CTRL, (key.LCTRL, key.RCTRL)),
+    (imgui.Key.mod_shift, key.MOD_SHIFT, (key.LSHIFT, key.RSHIFT)),
+    (imgui.Key.mod_alt, key.MOD_ALT, (key.LALT, key.RALT)),
+)
 
 
 class ImGuiLayer:
@@ -50,17 +56,20 @@ class ImGuiLayer:
         self.on_mouse_motion(x, y)
 
     def on_mouse_press(self, x, y, button, modifiers):
-        self._button(x, y, button, True)
+        self._button(x, y, button, modifiers, True)
 
     def on_mouse_release(self, x, y, button, modifiers):
-        self._button(x, y, button, False)
+        self._button(x, y, button, modifiers, False)
 
-    def _button(self, x, y, button, down):
+    def _button(self, x, y, button, modifiers, down):
+        # the click carries the modifiers held with it (Ctrl+click types a slider's value)
+        self._modifiers(modifiers)
         self.on_mouse_motion(x, y)
         if button in _BUTTONS:
             imgui.get_io().add_mouse_button_event(_BUTTONS[button], down)
 
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
+        self.on_mouse_motion(x, y)
         imgui.get_io().add_mouse_wheel_event(scroll_x, scroll_y)
 
     def on_text(self, text):
@@ -75,12 +84,17 @@ class ImGuiLayer:
         self._key(symbol, modifiers, False)
 
     def _key(self, symbol, modifiers, down):
-        io = imgui.get_io()
-        io.add_key_event(imgui.Key.mod_ctrl, bool(modifiers & key.MOD_CTRL))
-        io.add_key_event(imgui.Key.mod_shift, bool(modifiers & key.MOD_SHIFT))
-        io.add_key_event(imgui.Key.mod_alt, bool(modifiers & key.MOD_ALT))
+        self._modifiers(modifiers, symbol, down)
         if symbol in _KEYS:
-            io.add_key_event(_KEYS[symbol], down)
+            imgui.get_io().add_key_event(_KEYS[symbol], down)
+
+    @staticmethod
+    def _modifiers(modifiers, symbol=None, down=False):
+        """Tell ImGui which modifiers are held.  Pressing Ctrl itself comes with the
+        modifiers as they were before it (X11 does that), so the key's own state counts."""
+        io = imgui.get_io()
+        for mod_key, bit, keys in _MODIFIERS:
+            io.add_key_event(mod_key, down if symbol in keys else bool(modifiers & bit))
 
     # ---- frames -----------------------------------------------------------------------------
     def new_frame(self, size, framebuffer_size, delta_time):

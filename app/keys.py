@@ -34,7 +34,7 @@ HELP = (
     ("Space", "pause / resume the simulation"),
     ("Right arrow", "pause and advance one step"),
     ("Backspace", "reset the scene (reads the file again; live edits are dropped)"),
-    ("F", "frame the whole scene"),
+    ("F", "frame the whole scene, with the room hanging parts swing through"),
     ("G", "focus the camera on the last body grabbed (its centre of mass)"),
     ("J", "show / hide joint anchors (blue: friction holds, orange: sliding) and axes"),
     ("C", "show / hide the centres of mass"),
@@ -50,7 +50,8 @@ HELP = (
     ("Ctrl + left drag on a body", "turn it about the view axis (drag right: clockwise)"),
     ("Left drag elsewhere", "orbit the camera around its target"),
     ("Right or middle drag", "pan the camera"),
-    ("Mouse wheel", "zoom in / out"),
+    ("Mouse wheel", "zoom in / out (over the panel: scroll it)"),
     ("Panel sliders", "drag, or Ctrl+click to type a value; out-of-range values are clamped"),
-    ("Joints: plot", "tick to plot the joint's velocity (last 10 s of simulated time)"),
+    ("Joints: tick box", "plot the joint (its colour) in the plot at the panel's bottom: "
+                         "angle, velocity or friction over the last 10 s of simulated time"),
 )

@@ -41,12 +41,32 @@ DIALOG_TOOLS = ("zenity", "matedialog", "qarma", "kdialog")
 LOAD_ERROR_POPUP = "Load failed"
 TABLE_ROWS_MAX = 12             # joints shown at once; the table scrolls beyond
 # The plotted channels: JOINT_CHANNELS name -> (label, unit of a rotational joint, unit of a
-# prismatic one).
+# prismatic one).  The panel is read by people: angles in degrees, in the table and the
+# plot alike (the CSV export, like every file and API, keeps radians).
 PLOT_CHANNELS = {
-    "coord": ("angle / position", "rad", "m"),
-    "velocity": ("velocity", "rad/s", "m/s"),
+    "coord": ("angle / position", "deg", "m"),
+    "velocity": ("velocity", "deg/s", "m/s"),
     "friction": ("friction", "N m", "N"),
 }
+PANEL_MIN_WIDTH = 320.0         # px; the panel's width can be dragged between these
+PANEL_MAX_SHARE = 0.75          # of the window's width
+MESSAGE_WRAP_EMS = 40           # notes and errors wrap at this many font sizes
+HELP_WRAP_EMS = 36              # the F1 overlay's descriptions wrap at this many font sizes
+PLOT_DEFAULT_JOINTS = 4         # a new scene plots its first joints
+PLOT_SHARE = 0.4                # of the panel's height, for the plot at its bottom
+PLOT_MIN_HEIGHT = 220.0         # px
+# The smallest span of the plot's value axis, per channel and kind of joint (deg, deg/s,
+# N m; m, m/s, N): a stuck joint's rounding noise (1e-15) is a flat line at 0, not a
+# full-height scribble.  Friction also spans at least PLOT_MIN_FRICTION_SHARE of the
+# plotted joints' largest friction limit.
+PLOT_MIN_SPAN = {"coord": (0.05, 1e-3), "velocity": (0.05, 1e-3), "friction": (1e-3, 1e-3)}
+PLOT_MIN_FRICTION_SHARE = 0.05
+PLOT_PAD = 0.08                 # room above and below the curves, a share of the span
+# One colour per joint (by its index), the same in the joints table and in every channel.
+JOINT_COLOURS = ((0.30, 0.60, 1.00), (1.00, 0.55, 0.15), (0.35, 0.85, 0.40),
+                 (0.95, 0.35, 0.40), (0.70, 0.50, 1.00), (0.85, 0.75, 0.30),
+                 (0.30, 0.85, 0.85), (1.00, 0.50, 0.80), (0.65, 0.65, 0.65),
+                 (0.60, 0.80, 0.20))
 NOTE_COLOUR = imgui.ImVec4(1.0, 0.75, 0.3, 1.0)
 ERROR_COLOUR = imgui.ImVec4(1.0, 0.4, 0.35, 1.0)
 STICK_COLOUR = imgui.ImVec4(0.4, 0.6, 1.0, 1.0)
@@ -68,6 +88,9 @@ class PanelState:
     load_error: str | None = None                       # set: the "Load failed" modal shows it
     load_error_count: int = -1                          # its snapshot.error_count
     loaded: int = 0                                     # loads that succeeded (for the view)
+    plot_joints_of: tuple | None = None                 # the joint names `plotted` is for
+    width: float | None = None                          # px, the panel's size last frame
+    height: float | None = None
 
     def recent_files(self):
         if self.recent is None:
@@ -271,16 +294,6 @@ def _note(state, note):
         state.note = note
 
 
-def _wrapped(colour, text):
-    text = printable(text)  # a note may name a file whose name is not UTF-8
-    imgui.push_text_wrap_pos(0.0)
-    if colour is None:
-        imgui.text(text)
-    else:
-        imgui.text_colored(colour, text)
-    imgui.pop_text_wrap_pos()
-
-
 def draw_scene(snapshot, send, state):
     """The scene file: a path box with Open, Browse... (a file dialog), Reload, the recent
     files (missing ones greyed); the answers to a load come through `check_load`."""
@@ -365,7 +378,10 @@ def draw_load_error(state):
     imgui.end_popup()
 
 
-def draw_simulation(snapshot, send, state):
+def draw_simulation(snapshot, send, state, frame_rate=None):
+    """Play/pause, step, reset, speed, dt, gravity; status, time, real-time factor and the
+    window's frame rate.  Every line is there in every state, so nothing below moves when
+    the simulation pauses, resets or finishes compiling."""
     if not imgui.collapsing_header("Simulation", imgui.TreeNodeFlags_.default_open):
         return
     if imgui.button("Play" if snapshot.paused else "Pause", imgui.ImVec2(60, 0)):
@@ -392,16 +408,28 @@ def draw_simulation(snapshot, send, state):
                                     imgui.InputTextFlags_.enter_returns_true)
     if changed:
         _note(state, request_settings(send, gravity=g))
-    status = compile_status(snapshot) if not snapshot.ready else (
-        "paused" if snapshot.paused else "running")
-    imgui.text(f"{snapshot.scene}: {status}")
     if not snapshot.ready and snapshot.compile_progress is not None:
+        # in the status line's place and as tall: the layout stays put when it goes
         done, total, _ = snapshot.compile_progress
-        imgui.progress_bar(done / max(total, 1), imgui.ImVec2(-1.0, 0.0),
-                           f"{done}/{total} kernels")
+        imgui.progress_bar(done / max(total, 1),
+                           imgui.ImVec2(-1.0, imgui.get_text_line_height()),
+                           compile_status(snapshot))
+    else:
+        status = compile_status(snapshot) if not snapshot.ready else (
+            "paused" if snapshot.paused else "running")
+        imgui.text(f"{snapshot.scene}: {status}")
     imgui.text(f"sim time {snapshot.time:.3f} s  step {snapshot.step}")
     imgui.text(f"real-time factor {snapshot.realtime_factor:.3f}"
                + ("" if snapshot.paused else f" (asked {snapshot.speed:.3g})"))
+    imgui.text(frame_rate_text(frame_rate))
+
+
+def frame_rate_text(frame_rate):
+    """The window's frame rate line: frames/s, ms between frames, ms spent drawing one."""
+    if frame_rate is None or frame_rate.fps <= 0.0:
+        return "view: - frames/s"
+    return (f"view: {frame_rate.fps:.1f} frames/s, {frame_rate.frame_ms:.1f} ms a frame "
+            f"({frame_rate.draw_ms:.1f} ms drawing)")
 
 
 def compile_status(snapshot):
@@ -451,7 +479,7 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
                    f"{seconds * 1e3:.3f} ms")
     else:
         imgui.text_disabled("last step: -")
-    if plot_buffer is not None and len(plot_buffer):
+    if plot_buffer is not None:   # drawn empty too: a reset does not move the layout
         draw_solver_plot(plot_buffer)
 
 
@@ -494,8 +522,15 @@ def _latest(snapshot, what):
     return None
 
 
+def _shown(value, digits):
+    """value rounded for the table, without a "-0.00" for rounding noise below zero."""
+    return round(float(value), digits) + 0.0
+
+
 def _format_coord(coord_name, value):
-    return f"{value:.4f} m" if coord_name == "position" else f"{math.degrees(value):.2f} deg"
+    if coord_name == "position":
+        return f"{_shown(value, 4):.4f} m"
+    return f"{_shown(math.degrees(value), 2):.2f} deg"
 
 
 def _format_limits(coord_name, limits):
@@ -511,7 +546,19 @@ def _format_limits(coord_name, limits):
 # order.  A column that only some worlds have (the joint limits now; motor voltages once
 # joints have motors) is added by `_joint_columns` when the snapshot carries its data.
 def _col_name(snapshot, send, state, j, latest):
-    imgui.text(snapshot.joint_names[j])
+    """The plot's tick box and the name, in the joint's plot colour (this column stays in
+    view when the table scrolls sideways)."""
+    name = snapshot.joint_names[j]
+    colour = joint_colour(j)
+    imgui.push_style_color(imgui.Col_.check_mark, colour)
+    changed, ticked = imgui.checkbox("##plot", name in state.plotted)
+    imgui.pop_style_color()
+    if changed:
+        (state.plotted.add if ticked else state.plotted.discard)(name)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip(f"plot {name}")
+    imgui.same_line()
+    imgui.text_colored(colour, name)
 
 
 def _col_type(snapshot, send, state, j, latest):
@@ -524,8 +571,12 @@ def _col_coord(snapshot, send, state, j, latest):
 
 
 def _col_velocity(snapshot, send, state, j, latest):
-    unit = "m/s" if snapshot.joint_coord_names[j] == "position" else "rad/s"
-    imgui.text("-" if latest is None else f"{latest[j, 1]:.3f} {unit}")
+    if latest is None:
+        imgui.text("-")
+    elif snapshot.joint_coord_names[j] == "position":
+        imgui.text(f"{_shown(latest[j, 1], 4):.4f} m/s")
+    else:
+        imgui.text(f"{_shown(math.degrees(latest[j, 1]), 2):.2f} deg/s")
 
 
 def _col_friction(snapshot, send, state, j, latest):
@@ -555,20 +606,12 @@ def _col_limits(snapshot, send, state, j, latest):
     imgui.text(_format_limits(snapshot.joint_coord_names[j], snapshot.joint_limits[j]))
 
 
-def _col_plot(snapshot, send, state, j, latest):
-    name = snapshot.joint_names[j]
-    changed, ticked = imgui.checkbox("##plot", name in state.plotted)
-    if changed:
-        (state.plotted.add if ticked else state.plotted.discard)(name)
-
-
 def _joint_columns(snapshot):
-    columns = [("joint", _col_name), ("type", _col_type), ("coordinate", _col_coord),
+    columns = [("plot / joint", _col_name), ("type", _col_type), ("coordinate", _col_coord),
                ("velocity", _col_velocity), ("friction limit", _col_friction),
                ("state", _col_state)]
     if getattr(snapshot, "joint_limits", None) is not None:  # (njoint,) of (lo, hi) or None
         columns.append(("limits", _col_limits))
-    columns.append(("plot", _col_plot))
     return columns
 
 
@@ -639,7 +682,7 @@ def plot_axis_label(channel, coord_names):
     if channel == "friction":
         label = {"N m": "friction torque", "N": "friction force"}[units[0]] if len(units) == 1 \
             else "friction torque / force"
-    elif channel == "velocity" and units == ["rad/s"]:
+    elif channel == "velocity" and units == [rot_unit]:
         label = "angular velocity"
     return f"{label} ({', '.join(units)})"
 
@@ -652,51 +695,109 @@ def plot_channel_names(coord_names):
     return {"coord": coord, "velocity": "velocity", "friction": "friction"}
 
 
+def joint_colour(j):
+    """Joint j's colour: its curve in every channel and its name in the joints table."""
+    r, g, b = JOINT_COLOURS[j % len(JOINT_COLOURS)]
+    return imgui.ImVec4(r, g, b, 1.0)
+
+
+def default_plotted(snapshot, state):
+    """For another set of joints (a newly opened scene), keep the ticks of the joints still
+    there, or tick the first PLOT_DEFAULT_JOINTS when none are: the plot is never empty for
+    a scene with joints.  A reset keeps the user's ticks."""
+    names = tuple(snapshot.joint_names)
+    if state.plot_joints_of == names:
+        return
+    state.plot_joints_of = names
+    kept = {name for name in state.plotted if name in names}
+    state.plotted = kept or set(names[:PLOT_DEFAULT_JOINTS])
+
+
+def display_scale(channel, coord_name):
+    """Factor from a channel's physics unit to the panel's: rad and rad/s to deg and deg/s;
+    1 for friction and for prismatic joints (m, m/s, N)."""
+    if channel in ("coord", "velocity") and coord_name != "position":
+        return math.degrees(1.0)
+    return 1.0
+
+
+def plot_y_limits(series, channel, coord_names, friction_limits=()):
+    """(lo, hi) of the value axis for `series` (a list of (n,) arrays in the panel's units)
+    of joints with these coordinate names: the data's range, at least the channel's
+    smallest span (PLOT_MIN_SPAN; for friction also a share of the largest friction limit)
+    around the data's middle, padded by PLOT_PAD.  Noise of 1e-15 is a flat line at 0."""
+    kinds = {c == "position" for c in coord_names} or {False}
+    min_span = min(PLOT_MIN_SPAN[channel][int(prismatic)] for prismatic in kinds)
+    if channel == "friction" and len(friction_limits):
+        limits = np.asarray(friction_limits, dtype=float)
+        limits = limits[np.isfinite(limits)]
+        if limits.size:
+            min_span = max(min_span, PLOT_MIN_FRICTION_SHARE * float(limits.max()))
+    lo, hi = math.inf, -math.inf
+    for ys in series:
+        ys = np.asarray(ys, dtype=float)
+        ys = ys[np.isfinite(ys)]
+        if ys.size:
+            lo, hi = min(lo, float(ys.min())), max(hi, float(ys.max()))
+    if lo > hi:  # no data yet
+        lo = hi = 0.0
+    middle, span = (lo + hi) / 2.0, max(hi - lo, min_span)
+    half = span * (0.5 + PLOT_PAD)
+    return middle - half, middle + half
+
+
 def draw_plot(snapshot, state, plot_buffer):
     """One channel (angle or position, velocity, friction) of the ticked joints over the
-    last PLOT_SECONDS of simulated time: every physics step, frozen while paused."""
-    if not imgui.collapsing_header("Plot", imgui.TreeNodeFlags_.default_open):
-        return
+    last PLOT_SECONDS of simulated time: every physics step, frozen while paused.  It fills
+    the room it is given (its own region at the panel's bottom), the CSV line under it."""
     if state.plot_channel not in PLOT_CHANNELS:
         state.plot_channel = "velocity"
     names = plot_buffer.joint_names
     shown = [j for j, name in enumerate(names) if name in state.plotted]
     shown_coords = [plot_buffer.joint_coord_names[j] for j in shown]
     titles = plot_channel_names(shown_coords or plot_buffer.joint_coord_names)
-    for i, channel in enumerate(PLOT_CHANNELS):
-        if i:
-            imgui.same_line()
+    imgui.align_text_to_frame_padding()
+    imgui.text("Plot")
+    for channel in PLOT_CHANNELS:
+        imgui.same_line()
         if imgui.radio_button(titles[channel], state.plot_channel == channel):
             state.plot_channel = channel
     channel = state.plot_channel
     c = ("coord", "velocity", "friction").index(channel)
     ylabel = plot_axis_label(channel, shown_coords or plot_buffer.joint_coord_names)
     t = plot_buffer.t
-    # A little room above and below the curves: a friction held at its limit is a line on
-    # the auto-fitted axis' edge otherwise.
-    implot.push_style_var(implot.StyleVar_.fit_padding, imgui.ImVec2(0.0, 0.08))
-    if implot.begin_plot(f"joint {titles[channel]}###joint plot", imgui.ImVec2(-1, 220)):
-        implot.setup_axes("sim time (s)", ylabel, 0, implot.AxisFlags_.auto_fit)
+    ys = [np.ascontiguousarray(plot_buffer.series(j, c)
+                               * display_scale(channel, plot_buffer.joint_coord_names[j]))
+          for j in shown]
+    limits = [snapshot.friction_limit[j] for j in shown
+              if j < len(snapshot.friction_limit) and snapshot.joint_names == names]
+    lo, hi = plot_y_limits(ys, channel, shown_coords, limits)
+    style = imgui.get_style()
+    below = imgui.get_frame_height() + style.item_spacing.y   # the CSV line
+    flags = implot.Flags_.no_title | implot.Flags_.no_menus | implot.Flags_.no_box_select
+    if implot.begin_plot("##joint plot", imgui.ImVec2(-1, -below), flags):
+        implot.setup_axes("sim time (s)", ylabel)
         implot.setup_axis_limits(implot.ImAxis_.x1, *_time_range(t), implot.Cond_.always)
-        if len(t):
-            mixed = len(set(shown_coords)) > 1
-            for j in shown:
-                unit = PLOT_CHANNELS[channel][2 if shown_coords[shown.index(j)] == "position"
-                                              else 1]
-                label = f"{names[j]} ({unit})" if mixed else names[j]
-                implot.plot_line(label, t, plot_buffer.series(j, c))
+        implot.setup_axis_limits(implot.ImAxis_.y1, lo, hi, implot.Cond_.always)
+        mixed = len(set(shown_coords)) > 1
+        for j, y in zip(shown, ys):
+            unit = PLOT_CHANNELS[channel][2 if plot_buffer.joint_coord_names[j] == "position"
+                                          else 1]
+            label = f"{names[j]} ({unit})" if mixed else names[j]
+            implot.plot_line(f"{label}###{names[j]}", t, y,
+                             implot.Spec(line_color=joint_colour(j)))
+        if not shown:
+            implot.plot_text("tick a joint in the joints table to plot it",
+                             sum(_time_range(t)) / 2.0, (lo + hi) / 2.0)
         implot.end_plot()
-    implot.pop_style_var()
-    if not state.plotted:
-        imgui.text_disabled("tick 'plot' in the joints table to plot a joint")
     imgui.set_next_item_width(220)
     _, state.csv_path = imgui.input_text("##csv", state.csv_path)
     imgui.same_line()
     if imgui.button("Export CSV"):
         state.note = export_csv(plot_buffer, state.csv_path)
     if imgui.is_item_hovered():
-        imgui.set_tooltip("every joint's angle/position, velocity, friction and sliding, "
-                          "one row per step of the plotted window")
+        imgui.set_tooltip("every joint's angle/position (rad/m), velocity, friction and "
+                          "sliding, one row per step of the plotted window")
 
 
 def export_csv(plot_buffer, path):
@@ -710,51 +811,111 @@ def export_csv(plot_buffer, path):
     return f"wrote {len(plot_buffer)} rows to {path}"
 
 
-def draw_messages(snapshot, state):
-    # A failed load's message is in the modal; the other problems are shown here.
-    if snapshot.error and snapshot.error_count != state.load_error_count:
-        _wrapped(ERROR_COLOUR, f"physics: {snapshot.error}")
+def draw_messages(snapshot, state, left=0.0):
+    """The latest note and physics problem, in a box over the view's top-left corner (`left`
+    px from the window's edge: right of the panel), so that they never move the panel's
+    layout.  A failed load's message is in the modal instead."""
+    error = snapshot.error and snapshot.error_count != state.load_error_count
+    if not (error or state.note):
+        return
+    imgui.set_next_window_pos(imgui.ImVec2(left + 8, 8), imgui.Cond_.always)
+    imgui.set_next_window_bg_alpha(0.85)
+    flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
+             | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_focus_on_appearing
+             | imgui.WindowFlags_.no_nav | imgui.WindowFlags_.no_move)
+    imgui.begin("##messages", None, flags)
+    imgui.push_text_wrap_pos(imgui.get_font_size() * MESSAGE_WRAP_EMS)
+    if error:
+        imgui.text_colored(ERROR_COLOUR, printable(f"physics: {snapshot.error}"))
     if state.note:
-        _wrapped(NOTE_COLOUR, state.note)
+        # a note may name a file whose name is not UTF-8
+        imgui.text_colored(NOTE_COLOUR, printable(state.note))
         if imgui.small_button("dismiss"):
             state.note = None
+    imgui.pop_text_wrap_pos()
+    imgui.end()
 
 
-def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None):
-    """The whole panel as one window docked at the left edge, and the load-error modal.
-    `drag` is the body held with the mouse (app.drag), shown under "Selected body"."""
+def plot_height(available):
+    """The plot region's height in a panel with `available` px of room: PLOT_SHARE of it,
+    at least PLOT_MIN_HEIGHT while that leaves the controls half the room."""
+    return max(min(PLOT_MIN_HEIGHT, available / 2.0), PLOT_SHARE * available)
+
+
+def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None):
+    """The whole panel as one window at the left edge, as tall as the window (its width can
+    be dragged, `state.width` keeps it), and the load-error modal.  The controls scroll in
+    the upper part; the plot has its own region at the bottom, always in view.  `drag` is
+    the body held with the mouse (app.drag), shown under "Selected body"; `frame_rate`
+    (app.frame_rate.FrameRate) the window's frame rate."""
     check_load(snapshot, state)
-    imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.first_use_ever)
-    # As tall as the window (it scrolls when the sections need more room).
-    imgui.set_next_window_size(imgui.ImVec2(width, imgui.get_io().display_size.y),
-                               imgui.Cond_.first_use_ever)
-    imgui.begin("Sharnir")
-    draw_messages(snapshot, state)
+    default_plotted(snapshot, state)
+    size = imgui.get_io().display_size
+    imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.always)
+    imgui.set_next_window_size(imgui.ImVec2(width, size.y), imgui.Cond_.first_use_ever)
+    # the height follows the window's (a resize); the width is the user's
+    imgui.set_next_window_size_constraints(
+        imgui.ImVec2(min(PANEL_MIN_WIDTH, size.x), size.y),
+        imgui.ImVec2(max(PANEL_MIN_WIDTH, size.x * PANEL_MAX_SHARE), size.y))
+    flags = (imgui.WindowFlags_.no_move | imgui.WindowFlags_.no_collapse
+             | imgui.WindowFlags_.no_scrollbar | imgui.WindowFlags_.no_scroll_with_mouse)
+    imgui.begin("Sharnir", None, flags)
+    state.width, state.height = imgui.get_window_width(), imgui.get_window_height()
+    plot = plot_height(imgui.get_content_region_avail().y)
+    imgui.begin_child("controls", imgui.ImVec2(0, -plot))
     draw_scene(snapshot, send, state)
-    draw_simulation(snapshot, send, state)
-    draw_solver(snapshot, send, state, plot_buffer)
+    draw_simulation(snapshot, send, state, frame_rate)
     draw_joints(snapshot, send, state)
     draw_selected(snapshot, drag)
+    draw_solver(snapshot, send, state, plot_buffer)
+    imgui.end_child()
+    imgui.begin_child("plot", imgui.ImVec2(0, 0))
     draw_plot(snapshot, state, plot_buffer)
+    imgui.end_child()
     imgui.end()
+    draw_messages(snapshot, state, state.width)
     draw_load_error(state)
 
 
-def draw_help(help_rows):
-    """The F1 overlay: every control, centred over the view."""
+def draw_help(help_rows, left=0.0):
+    """The F1 overlay: every control, centred over the view (the part of the window right
+    of the panel, `left` px wide), sized to its rows; long descriptions wrap.  Returns
+    whether every row is in view (nothing to scroll)."""
     io = imgui.get_io()
-    imgui.set_next_window_pos(imgui.ImVec2(io.display_size.x / 2, io.display_size.y / 2),
+    free = max(io.display_size.x - left, 200.0)
+    imgui.set_next_window_pos(imgui.ImVec2(left + free / 2, io.display_size.y / 2),
                               imgui.Cond_.always, imgui.ImVec2(0.5, 0.5))
+    imgui.set_next_window_size_constraints(imgui.ImVec2(0, 0),
+                                           imgui.ImVec2(free - 16, io.display_size.y - 16))
     imgui.set_next_window_bg_alpha(0.9)
     flags = (imgui.WindowFlags_.always_auto_resize | imgui.WindowFlags_.no_collapse
              | imgui.WindowFlags_.no_saved_settings)
     imgui.begin("Controls (F1 to close)", None, flags)
+    controls = max(imgui.calc_text_size(control).x for control, _ in help_rows)
+    wrap = min(imgui.get_font_size() * HELP_WRAP_EMS,
+               free - 16 - controls - 4 * imgui.get_style().window_padding.x)
     if imgui.begin_table("help", 2, imgui.TableFlags_.sizing_fixed_fit):
+        imgui.table_setup_column("control", imgui.TableColumnFlags_.width_fixed, controls)
+        imgui.table_setup_column("action", imgui.TableColumnFlags_.width_fixed, max(wrap, 100))
+        right = bottom = 0.0
         for control, action in help_rows:
             imgui.table_next_row()
             imgui.table_next_column()
             imgui.text_colored(NOTE_COLOUR, control)
             imgui.table_next_column()
-            imgui.text(action)
+            imgui.text_wrapped(action)
+            corner = imgui.get_item_rect_max()   # the text's own extent, clipped or not
+            right, bottom = max(right, corner.x), max(bottom, corner.y)
         imgui.end_table()
+    fits = _fits_in_window(imgui.ImVec2(right, bottom))
     imgui.end()
+    return fits
+
+
+def _fits_in_window(corner):
+    """Whether a point (the bottom-right corner of what was drawn) is inside the current
+    window's padded area, with nothing left to scroll to."""
+    pos, size = imgui.get_window_pos(), imgui.get_window_size()
+    pad = imgui.get_style().window_padding
+    return (corner.x <= pos.x + size.x - pad.x + 0.5 and corner.y <= pos.y + size.y - pad.y + 0.5
+            and imgui.get_scroll_max_x() == 0.0 and imgui.get_scroll_max_y() == 0.0)

@@ -26,6 +26,8 @@ from sharnir.render.screenshot import _write_png
 
 from .commands import ClearDrag, MoveBody, Reset, Step
 from .drag import Drag, SpringDrawing, cursor_ray, pick
+from .frame_rate import FrameRate
+from .framing import frame_bounds, view_part
 from .physics_thread import PhysicsThread
 from .plot_buffer import PlotBuffer
 
@@ -146,6 +148,7 @@ class App:
         self.camera = OrbitCamera()
         self.target = None
         self.plot = PlotBuffer(seconds=10.0)
+        self.frame_rate = FrameRate()
         self.screenshot_dir = Path(screenshot_dir)
         self.show_help = False
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
@@ -158,6 +161,7 @@ class App:
         self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
         self._spring = None         # its drawing, made at the first drag
         self._mass_cache = None     # (generation, body_mass, body_inertia)
+        self._joint_cache = None    # (generation, joint_bodies)
         self.last_screenshot = None
         self._compile_printer = None   # compile progress in the terminal (warmup.py)
         self._full_frame_time = 0.0    # when the scene and panel were last drawn
@@ -229,9 +233,11 @@ class App:
             self._compile_printer = None
 
     def _scene_changed(self, snap):
-        """A new world: a reset keeps the view; another scene is framed and titled."""
+        """A new world: a reset keeps the view; another scene is framed from the default
+        direction of view, and titled."""
         if snap.scene != self._shown[1] or snap.source != self._shown[2]:
             self.window.set_caption(f"Sharnir - {snap.scene}")
+            self.camera.reset_orientation()
             self.action_frame()
         self._shown = (snap.generation, snap.scene, snap.source)
         self._force_scale = _force_scale(snap)
@@ -244,9 +250,10 @@ class App:
         self.gui.new_frame(self.window.get_size(), fb_size, now - self._frame_time)
         self._frame_time = now
         panel.draw_panel(snap, self.thread.send, self.panel_state, self.plot, PANEL_WIDTH,
-                         drag=self.drag)
+                         drag=self.drag, frame_rate=self.frame_rate)
         if self.show_help:
-            panel.draw_help(HELP)
+            panel.draw_help(HELP, left=self.panel_width())
+        self.fit_view()  # (the panel's width may have changed)
         self.ctx.disable(moderngl.DEPTH_TEST)
         self.gui.render()
 
@@ -257,6 +264,12 @@ class App:
             self.target = OffscreenTarget(self.ctx, *size)
         return self.target
 
+    def _draw_timed(self):
+        """draw_frame, timed for the frame-rate readout."""
+        start = time.perf_counter()
+        self.draw_frame()
+        self.frame_rate.add(start, time.perf_counter())
+
     def run_frames(self, n):
         """Draw n frames now, handling pending window events, without pyglet's loop."""
         for _ in range(n):
@@ -266,7 +279,7 @@ class App:
             self.window.dispatch_events()
             if self.closed:
                 break
-            self.draw_frame()
+            self._draw_timed()
             self.window.flip()
 
     def run(self):
@@ -311,8 +324,10 @@ class App:
         self.thread.send(Reset())
 
     def action_frame(self):
-        """Frame the bodies whose pose is finite; after a blow-up that left none, the camera
-        and the grid stay as they are."""
+        """Frame every body and the room the parts hanging from fixed bodies swing through
+        (app.framing), in the part of the window right of the panel. Only bodies whose pose is
+        finite count; after a blow-up that left none, the camera and the grid stay as they
+        are."""
         snap = self.thread.snapshot
         shaped = np.array([shape is not None for shape in snap.body_shapes], bool)
         finite = (np.isfinite(snap.body_pos).all(axis=1)
@@ -321,13 +336,39 @@ class App:
             if self.panel_state is not None:
                 self.panel_state.note = "frame: no body has a finite pose; the view stays"
             return
-        bounds = self.renderer.bounds(snap.body_pos, snap.body_quat, snap.body_shapes)
-        w, h = self.window.get_size()
-        # With the panel, frame the scene in the part of the window right of it.
-        panel = min(PANEL_WIDTH, w // 2) if self.gui is not None else 0
-        self.camera.frame(bounds, aspect=(w - panel) / max(h, 1))
+        joint_bodies, body_fixed = self._topology(snap)
+        bounds = frame_bounds(snap, joint_bodies, body_fixed)
+        self.camera.frame(bounds, aspect=self.fit_view())
         self.renderer.fit_grid(bounds)
-        self.pan(panel / 2, 0)
+
+    def panel_width(self):
+        """Pixels the panel covers at the window's left (0 without one)."""
+        if self.gui is None:
+            return 0.0
+        width = getattr(self.panel_state, "width", None)
+        return float(width if width else PANEL_WIDTH)
+
+    def fit_view(self):
+        """Centre the camera's picture in the part of the window the panel leaves; returns
+        that part's aspect (width / height)."""
+        shift, aspect = view_part(*self.window.get_size(), self.panel_width())
+        self.camera.shift_x = shift
+        return aspect
+
+    def _topology(self, snap):
+        """(joint_bodies, body_fixed) of the snapshot's world, or (None, None) while a newer
+        world is being installed (static data, read once per world)."""
+        props = self._mass_properties(snap)
+        cache = self._joint_cache
+        if props is None:
+            return None, None
+        if cache is None or cache[0] != snap.generation:
+            world = getattr(self.thread, "_world", None)
+            bodies = getattr(world, "joint_bodies", None)
+            if bodies is None or len(bodies) != len(snap.joint_names):
+                return None, None
+            self._joint_cache = cache = (snap.generation, [tuple(b) for b in bodies])
+        return cache[1], [not m > 0.0 for m in props[0]]
 
     def action_toggle_help(self):
         self.show_help = not self.show_help
@@ -398,7 +439,10 @@ class App:
     # ---- pyglet events ----------------------------------------------------------------------
     def on_draw(self):
         if not self.closed:
-            self.draw_frame()
+            self._draw_timed()
+
+    def on_resize(self, width, height):
+        self.fit_view()  # (pyglet's own handler runs after this one)
 
     def on_close(self):
         self.close()
@@ -483,7 +527,9 @@ class App:
     def on_mouse_scroll(self, x, y, scroll_x, scroll_y):
         if self.gui is not None:
             self.gui.on_mouse_scroll(x, y, scroll_x, scroll_y)
-            if self.gui.wants_mouse:
+            # over the panel (or another ImGui window): the wheel scrolls it, not the view;
+            # the position decides too, as ImGui's flag is from the last frame
+            if self.gui.wants_mouse or x < self.panel_width():
                 return
         self.zoom(scroll_y)
 

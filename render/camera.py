@@ -39,7 +39,11 @@ def look_at(eye, target, up=(0.0, 0.0, 1.0)):
 
 class OrbitCamera:
     """Looks at `target` from `distance` m; `yaw` turns about world z (0 = from +x), `pitch`
-    raises the eye above the target's horizontal plane (radians)."""
+    raises the eye above the target's horizontal plane (radians).
+
+    `shift_x` moves the picture's centre sideways, in normalised device units (0.25 = an
+    eighth of the width to the right): a panel over the left part of the window leaves the
+    rest of it as the view, and the target is drawn in that part's middle."""
 
     def __init__(self, target=(0.0, 0.0, 0.0), distance=5.0, yaw=DEFAULT_YAW,
                  pitch=DEFAULT_PITCH, fov_y=math.radians(45.0)):
@@ -48,6 +52,7 @@ class OrbitCamera:
         self.yaw = float(yaw)
         self.pitch = float(pitch)
         self.fov_y = float(fov_y)
+        self.shift_x = 0.0
 
     @property
     def back(self):
@@ -64,7 +69,13 @@ class OrbitCamera:
 
     def projection(self, aspect):
         # Near and far follow the distance so that both tiny and large scenes keep depth precision.
-        return perspective(self.fov_y, aspect, self.distance * 0.01, self.distance * 100.0)
+        m = perspective(self.fov_y, aspect, self.distance * 0.01, self.distance * 100.0)
+        m[0, :] += self.shift_x * m[3, :]  # x_ndc += shift_x (an off-centre projection)
+        return m
+
+    def reset_orientation(self):
+        """The default three-quarter view direction (a new scene starts with it)."""
+        self.yaw, self.pitch = DEFAULT_YAW, DEFAULT_PITCH
 
     def view_projection(self, aspect):
         return self.projection(aspect) @ self.view()
@@ -72,7 +83,8 @@ class OrbitCamera:
     def frame(self, bounds, aspect=1.0):
         """Aim at the middle of bounds ((3,) min, (3,) max) and, keeping the direction of
         view, move just far enough back that all eight corners of the box are in the picture.
-        Bounds that are not finite change nothing."""
+        `aspect` is the width / height of the part of the window the view has (centred on
+        the target, see shift_x). Bounds that are not finite change nothing."""
         lo, hi = (np.asarray(b, dtype=float) for b in bounds)
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
             return  # (bodies blown up to NaN) the camera stays where it is

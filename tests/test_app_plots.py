@@ -129,17 +129,18 @@ def test_screenshots_of_each_channel_differ(plotted):
 # ---- in-process: units and channel names ----------------------------------------------------
 
 def test_axis_labels_carry_the_units_of_the_plotted_joints():
-    assert plot_axis_label("coord", ["angle"]) == "angle (rad)"
+    # the panel is read by people: degrees, as in the joints table (the CSV keeps radians)
+    assert plot_axis_label("coord", ["angle"]) == "angle (deg)"
     assert plot_axis_label("coord", ["position"]) == "position (m)"
-    assert plot_axis_label("coord", ["angle", "position"]) == "angle (rad) / position (m)"
-    assert plot_axis_label("velocity", ["angle"]) == "angular velocity (rad/s)"
+    assert plot_axis_label("coord", ["angle", "position"]) == "angle (deg) / position (m)"
+    assert plot_axis_label("velocity", ["angle"]) == "angular velocity (deg/s)"
     assert plot_axis_label("velocity", ["position"]) == "velocity (m/s)"
-    assert plot_axis_label("velocity", ["position", "angle"]) == "velocity (rad/s, m/s)"
+    assert plot_axis_label("velocity", ["position", "angle"]) == "velocity (deg/s, m/s)"
     assert plot_axis_label("friction", ["angle"]) == "friction torque (N m)"
     assert plot_axis_label("friction", ["position"]) == "friction force (N)"
     assert plot_axis_label("friction", ["angle", "position"]) == \
         "friction torque / force (N m, N)"
-    assert plot_axis_label("coord", []) == "angle (rad)"
+    assert plot_axis_label("coord", []) == "angle (deg)"
     assert plot_channel_names(["position"])["coord"] == "position"
     assert plot_channel_names(["angle"])["coord"] == "angle"
     assert set(PLOT_CHANNELS) == {"coord", "velocity", "friction"}

@@ -1,0 +1,250 @@
+"""The app's 3D view with the panel beside it: the picture's centre is the middle of the part
+of the window the panel leaves; F frames every body and the room hanging parts swing
+through (a falling chain stays in the picture); a newly opened scene is framed from the
+default direction; G centres the grabbed body in the view; the wheel over the panel scrolls
+the panel, never the view.
+
+Camera and framing functions are tested in-process; the app runs headless in a subprocess
+(PYGLET_HEADLESS=1), as in tests/test_app_window.py.
+"""
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import run_headless_child
+
+from sharnir.app.drag import cursor_ray, project
+from sharnir.app.framing import frame_bounds, hanging_bounds, view_part
+from sharnir.render.camera import OrbitCamera
+from sharnir.scenes import load_scene
+
+REPO = Path(__file__).resolve().parents[1]
+W, H, PANEL = 1280, 800, 480
+
+
+def _corners(lo, hi):
+    return np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                     for z in (lo[2], hi[2])])
+
+
+def _world_snap(world, gravity=(0.0, 0.0, -9.81)):
+    """The snapshot fields app.framing reads, from a World."""
+    anchors, axes = world.joint_frames_world()
+    return SimpleNamespace(settings={"gravity": gravity}, joint_types=tuple(world.joint_types),
+                           joint_anchor=anchors, joint_axis=axes, body_pos=world.body_pos,
+                           body_quat=world.body_quat, body_shapes=tuple(world.body_shapes))
+
+
+def _topology(world):
+    return [tuple(b) for b in world.joint_bodies], [not m > 0.0 for m in world.body_mass]
+
+
+# ---- in-process: the camera beside the panel --------------------------------------------------
+
+def test_the_target_is_drawn_in_the_middle_of_the_part_right_of_the_panel():
+    camera = OrbitCamera(target=(0.3, -0.2, 1.0), distance=4.0)
+    camera.shift_x, aspect = view_part(W, H, PANEL)
+    assert aspect == pytest.approx((W - PANEL) / H)
+    x, y = project(camera, camera.target, W, H)
+    assert x == pytest.approx(PANEL + (W - PANEL) / 2) and y == pytest.approx(H / 2)
+    # picking goes through the same projection: the ray at that pixel meets the target
+    origin, direction = cursor_ray(camera, x, y, W, H)
+    offset = camera.target - origin
+    assert np.linalg.norm(offset - (offset @ direction) * direction) < 1e-9
+
+
+@pytest.mark.parametrize("lo, hi", [((0.0, -0.02, 0.0), (1.0, 0.02, 2.0)),
+                                    ((-5.0, -0.5, -4.0), (5.0, 0.5, 1.0)),
+                                    ((-0.1, -3.0, 0.0), (0.1, 3.0, 0.2))])
+def test_framing_puts_every_corner_in_the_part_right_of_the_panel(lo, hi):
+    camera = OrbitCamera()
+    camera.shift_x, aspect = view_part(W, H, PANEL)
+    camera.frame((lo, hi), aspect=aspect)
+    xy = np.array([project(camera, c, W, H) for c in _corners(lo, hi)])
+    assert xy[:, 0].min() >= PANEL and xy[:, 0].max() <= W
+    assert xy[:, 1].min() >= 0.0 and xy[:, 1].max() <= H
+    # tight: some corner is within the margin of an edge of that part
+    gap = min(xy[:, 0].min() - PANEL, W - xy[:, 0].max(), xy[:, 1].min(), H - xy[:, 1].max())
+    assert gap < 0.1 * H
+
+
+def test_view_part_without_a_panel_or_in_a_narrow_window():
+    assert view_part(W, H, 0) == (0.0, W / H)
+    shift, aspect = view_part(600, 400, PANEL)        # the panel never takes over half
+    assert shift == pytest.approx(0.5) and aspect == pytest.approx(300 / 400)
+
+
+# ---- in-process: what F frames --------------------------------------------------------------
+
+def test_a_horizontal_chain_is_framed_with_the_room_it_falls_through():
+    """scenes/chain.toml: 5 m of links on ball joints, level at z = 1 from the anchor at
+    the origin; it swings down to z = -4 and through to x = -5, in the plane y = 0, and
+    never above where it starts."""
+    world = load_scene("chain")
+    joint_bodies, fixed = _topology(world)
+    lo, hi = hanging_bounds(_world_snap(world), joint_bodies, fixed)
+    reach = 5.0 + 0.01                                   # the links and the last cap's radius
+    assert lo[0] == pytest.approx(-reach, abs=0.02) and hi[0] == pytest.approx(reach, abs=0.02)
+    assert lo[2] == pytest.approx(1.0 - reach, abs=0.02)
+    assert hi[2] == pytest.approx(1.01, abs=1e-6)        # the links' top now, not above
+    assert hi[1] - lo[1] < 0.05                          # it swings in its vertical plane
+    flo, fhi = frame_bounds(_world_snap(world), joint_bodies, fixed)
+    assert np.allclose(flo, np.minimum(lo, flo)) and fhi[2] == pytest.approx(1.01)
+
+
+def test_a_horizontal_hinge_pendulum_adds_its_swing_circle_and_a_door_adds_nothing():
+    joints = load_scene("joints")
+    snap = _world_snap(joints)
+    bodies, fixed = _topology(joints)
+    lo, hi = hanging_bounds(snap, bodies, fixed)
+    # the pendulum: hinge at (0, 0, 2) about y; it swings in the plane y = const
+    p = joints.body_names.index("pendulum")
+    assert lo[2] < snap.body_pos[p][2] - 0.3              # it can swing below where it is
+    door = load_scene("door")                            # a hinge about the vertical
+    assert hanging_bounds(_world_snap(door), *_topology(door)) is None
+
+
+def test_nothing_hangs_without_gravity_or_when_already_hanging():
+    chain = load_scene("chain")
+    assert hanging_bounds(_world_snap(chain, (0.0, 0.0, 0.0)), *_topology(chain)) is None
+    snap = _world_snap(chain)
+    # the chain hanging straight down from its anchor: nothing to add
+    n = len(chain.body_names) - 1
+    pos = np.zeros((n + 1, 3))
+    pos[1:, 2] = 1.0 - 0.1 * (np.arange(n) + 0.5)
+    quat = np.tile([1.0, 0.0, 0.0, 0.0], (n + 1, 1))
+    anchors = np.zeros((n, 3))
+    anchors[:, 2] = 1.0 - 0.1 * np.arange(n)
+    snap.body_pos, snap.body_quat, snap.joint_anchor = pos, quat, anchors
+    assert hanging_bounds(snap, *_topology(chain)) is None
+
+
+# ---- in the app -----------------------------------------------------------------------------
+
+CHILD = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from sharnir.app.drag import project
+    from sharnir.app.window import App
+    from sharnir.render.camera import DEFAULT_PITCH, DEFAULT_YAW
+
+    door, chain = sys.argv[1], sys.argv[2]
+    out = {}
+    app = App(door, width=1280, height=800, paused=True)   # the door still while G is tried
+
+    def until(condition, timeout=120):
+        deadline = time.time() + timeout
+        while not condition() and time.time() < deadline:
+            app.run_frames(1)
+        return condition()
+
+    def on_screen(points):
+        w, h = app.window.get_size()
+        xy = np.array([project(app.camera, p, w, h) for p in points])
+        return xy[:, 0].min(), xy[:, 0].max(), xy[:, 1].min(), xy[:, 1].max()
+
+    try:
+        until(lambda: app.snapshot.ready, 900)   # a cold numba compile can take minutes
+        app.run_frames(3)
+        out["panel"] = app.panel_width()
+
+        # G: grab the door at its centre, let go, focus: it is drawn in the view's middle
+        snap = app.snapshot
+        x, y = project(app.camera, snap.body_pos[1], 1280, 800)
+        out["grabbed"] = app.start_drag(x, y)
+        app.end_drag()
+        app.orbit(120, 40)
+        app.pan(-200, 90)
+        app.action_focus()
+        app.run_frames(1)
+        out["focus_xy"] = list(project(app.camera, app.snapshot.body_pos[1], 1280, 800))
+
+        # the wheel: over the view it zooms, over the panel it does not (even before a
+        # frame has told ImGui where the pointer is)
+        app.on_mouse_motion(900, 400, 0, 0)
+        app.run_frames(2)
+        d0 = app.camera.distance
+        app.on_mouse_scroll(200, 400, 0, -3)
+        out["panel_scroll_zoom"] = app.camera.distance / d0
+        app.run_frames(2)
+        app.on_mouse_scroll(200, 400, 0, -3)
+        out["panel_scroll_zoom_later"] = app.camera.distance / d0
+        app.on_mouse_motion(900, 400, 0, 0)
+        app.run_frames(2)
+        app.on_mouse_scroll(900, 400, 0, -3)
+        out["view_scroll_zoom"] = app.camera.distance / d0
+
+        # a newly opened scene: framed from the default direction, though the view was turned
+        app.orbit(300, -60)
+        app.action_open(chain)
+        until(lambda: app.snapshot.scene == "chain" and app.snapshot.ready, 900)
+        app.run_frames(2)
+        out["yaw_pitch"] = [app.camera.yaw - DEFAULT_YAW, app.camera.pitch - DEFAULT_PITCH]
+        if app.snapshot.paused:
+            app.action_toggle_pause()
+        # the chain falls from level: every link stays in the view's part of the window
+        extremes, deadline, lowest = [], time.time() + 300, 1.0
+        while app.snapshot.time < 4.0 and time.time() < deadline:
+            app.run_frames(1)
+            snap = app.snapshot
+            extremes.append(on_screen(snap.body_pos[1:]))
+            lowest = min(lowest, float(np.min(snap.body_pos[1:, 2])))
+        e = np.array(extremes)
+        out["chain_on_screen"] = [e[:, 0].min(), e[:, 1].max(), e[:, 2].min(), e[:, 3].max()]
+        out["chain_samples"] = len(extremes)
+        out["chain_lowest_z"] = lowest
+        # F while it swings: the whole chain is in the picture
+        app.action_frame()
+        out["F_on_screen"] = list(on_screen(app.snapshot.body_pos[1:]))
+        app.run_frames(1)
+        app.action_screenshot(sys.argv[3])
+    finally:  # an exception must not leave the physics thread running
+        out["closed"] = app.close()
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def view_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("view")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CONFIG_HOME", str(folder / "cfg"))   # the child's recent list goes here
+    try:
+        out = run_headless_child(CHILD, REPO / "scenes" / "door.toml",
+                                 REPO / "scenes" / "chain.toml", folder / "chain.png",
+                                 cwd=folder)
+    finally:
+        mp.undo()
+    return out, folder
+
+
+def test_focus_centres_the_grabbed_body_in_the_part_right_of_the_panel(view_run):
+    out, _ = view_run
+    assert out["grabbed"]
+    x, y = out["focus_xy"]
+    assert x == pytest.approx(out["panel"] + (W - out["panel"]) / 2, abs=0.5)
+    assert y == pytest.approx(H / 2, abs=0.5)
+
+
+def test_the_wheel_over_the_panel_does_not_zoom_the_view(view_run):
+    out, _ = view_run
+    assert out["panel_scroll_zoom"] == 1.0 and out["panel_scroll_zoom_later"] == 1.0
+    assert out["view_scroll_zoom"] != pytest.approx(1.0)
+
+
+def test_a_new_scene_is_framed_from_the_default_direction(view_run):
+    out, _ = view_run
+    assert out["yaw_pitch"] == [0.0, 0.0]
+
+
+def test_the_falling_chain_stays_in_the_view_and_F_frames_all_of_it(view_run):
+    out, folder = view_run
+    assert out["chain_samples"] >= 10 and out["chain_lowest_z"] < -2.0  # it did fall
+    panel = out["panel"]
+    for key in ("chain_on_screen", "F_on_screen"):
+        xmin, xmax, ymin, ymax = out[key]
+        assert panel <= xmin and xmax <= W, key
+        assert 0.0 <= ymin and ymax <= H, key
+    assert (folder / "chain.png").is_file()
