@@ -787,8 +787,9 @@ def draw_plot(snapshot, state, plot_buffer):
             implot.plot_line(f"{label}###{names[j]}", t, y,
                              implot.Spec(line_color=joint_colour(j)))
         if not shown:
-            implot.plot_text("tick a joint in the joints table to plot it",
-                             sum(_time_range(t)) / 2.0, (lo + hi) / 2.0)
+            hint = ("tick a joint in the joints table to plot it" if names
+                    else "this scene has no joints to plot")
+            implot.plot_text(hint, sum(_time_range(t)) / 2.0, (lo + hi) / 2.0)
         implot.end_plot()
     imgui.set_next_item_width(220)
     _, state.csv_path = imgui.input_text("##csv", state.csv_path)
