@@ -341,7 +341,9 @@ class PhysicsThread(threading.Thread):
             body_jointed=tuple(world.body_jointed), joint_limits=tuple(world.joint_limits),
             joint_names=tuple(world.joint_names), joint_types=tuple(world.joint_types),
             joint_coord_names=tuple(world.joint_coord_name(j)
-                                    for j in range(len(world.joint_names))))
+                                    for j in range(len(world.joint_names))),
+            body_mass=_read_only(world.body_mass), body_inertia=_read_only(world.body_inertia),
+            joint_bodies=tuple(tuple(int(b) for b in pair) for pair in world.joint_bodies))
 
     # ---- publishing -------------------------------------------------------------------------
     def _report(self, message):
@@ -411,6 +413,13 @@ class PhysicsThread(threading.Thread):
                     self._snapshot, paused=self._paused, error=self._error,
                     error_count=self._error_count)
         self._changed = False
+
+
+def _read_only(a):
+    """An array shared by every snapshot of one world: made read-only once."""
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
 
 
 def _drag_fields(drag):

@@ -88,6 +88,9 @@ class Snapshot:
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
+    body_mass: np.ndarray | None = None     # (nbody,) kg (0 for static and kinematic bodies)
+    body_inertia: np.ndarray | None = None  # (nbody, 3) principal moments, kg m^2
+    joint_bodies: tuple = ()        # (njoint,) (body A, body B) indices
     joint_limits: tuple | None = None  # (njoint,) (lower, upper) or None per joint
     joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
     joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)
@@ -116,7 +119,8 @@ class Snapshot:
             _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
         _set(self, "drag_body", int(self.drag_body))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
-        for name in ("body_names", "body_shapes", "body_jointed", "joint_names", "joint_types",
+        for name in ("body_names", "body_shapes", "body_jointed", "joint_bodies", "joint_names",
+                     "joint_types",
                      "joint_coord_names", "history"):
             _set(self, name, tuple(getattr(self, name)))
 

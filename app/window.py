@@ -47,10 +47,14 @@ def _latest_sliding(snap):
     return None
 
 
+_SHAPED = [None, None]  # (body_shapes, its mask), worked out once per world
+
+
 def _dynamic_centres(snap):
     """Centres of mass of the bodies with a shape (body 0, the world, has none)."""
-    return np.asarray([p for p, shape in zip(snap.body_pos, snap.body_shapes)
-                       if shape is not None]).reshape(-1, 3)
+    if _SHAPED[0] is not snap.body_shapes:
+        _SHAPED[:] = snap.body_shapes, np.array([s is not None for s in snap.body_shapes], bool)
+    return np.asarray(snap.body_pos).reshape(-1, 3)[_SHAPED[1]]
 
 
 def _force_scale(snap):
@@ -160,7 +164,7 @@ class App:
         self.closed = False
         self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
         self._spring = None         # its drawing, made at the first drag
-        self._mass_cache = None     # (generation, body_mass, body_inertia)
+
         self._joint_cache = None    # (generation, joint_bodies)
         self.last_screenshot = None
         self._compile_printer = None   # compile progress in the terminal (warmup.py)
@@ -363,9 +367,8 @@ class App:
         if props is None:
             return None, None
         if cache is None or cache[0] != snap.generation:
-            world = getattr(self.thread, "_world", None)
-            bodies = getattr(world, "joint_bodies", None)
-            if bodies is None or len(bodies) != len(snap.joint_names):
+            bodies = snap.joint_bodies
+            if len(bodies) != len(snap.joint_names):
                 return None, None
             self._joint_cache = cache = (snap.generation, [tuple(b) for b in bodies])
         return cache[1], [not m > 0.0 for m in props[0]]
@@ -535,16 +538,11 @@ class App:
 
     # ---- dragging bodies ----------------------------------------------------------------------
     def _mass_properties(self, snap):
-        """(body_mass, body_inertia) of the snapshot's world, read once per world from the
-        world the physics thread runs (static data: plain lists, safe to read), or None."""
-        cache = self._mass_cache
-        if cache is not None and cache[0] == snap.generation:
-            return cache[1], cache[2]
-        world = getattr(self.thread, "_world", None)
-        if world is None or tuple(world.body_names) != snap.body_names:
-            return None  # a newer world is being installed: try again next time
-        self._mass_cache = (snap.generation, world.body_mass, world.body_inertia)
-        return self._mass_cache[1], self._mass_cache[2]
+        """(body_mass, body_inertia) of the snapshot's world, or None (a snapshot made without
+        them)."""
+        if snap.body_mass is None or snap.body_inertia is None:
+            return None
+        return snap.body_mass, snap.body_inertia
 
     def _cursor_ray(self, x, y):
         return cursor_ray(self.camera, x, y, *self.window.get_size())

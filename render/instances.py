@@ -83,48 +83,88 @@ def hull_mesh(hull):
 def body_instances(body_pos, body_quat, body_shapes):
     """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b.  Planes
     come apart, under "plane" (drawn with the box mesh, before the shadows); each Hull drawn
-    has its rows under the Hull object as key."""
-    rows = {name: [] for name in MESHES + ("plane",)}
-    rots = rotation_matrices(body_quat)
-    for i, body_shape in enumerate(body_shapes):
-        if body_shape is None:
-            continue
-        colour = body_colour(i)
-        for shape, pos, rot in pieces(body_shape, np.asarray(body_pos[i], dtype=float), rots[i]):
-            _add_rows(rows, shape, pos, rot, colour, i)
-    # clipped in float64: a huge shape becomes a VIEW_LIMIT one, not inf in float32
-    return {name: np.clip(np.array(r, dtype=float).reshape(-1, 19), -VIEW_LIMIT,
-                          VIEW_LIMIT).astype("f4") for name, r in rows.items()}
+    has its rows under the Hull object as key.  (DrawTable, built once for a world's shapes,
+    does the same per frame without the set-up.)"""
+    return DrawTable(body_shapes).instances(body_pos, body_quat)
 
 
-def _add_rows(rows, shape, pos, rot, colour, i):
-    """Append the instance rows of one primitive or hull `shape` at (pos, rot) to `rows`."""
+class DrawTable:
+    """What a world's shapes draw, worked out once: one row per drawn piece (a primitive, a
+    capsule's cylinder and end spheres, a compound's parts, a hull, a plane's slab) with its
+    mesh, body, pose in the body frame, scale and colour. `instances` then turns body poses
+    into instance rows in one vectorised pass, whatever the number of bodies.
+    """
+
+    def __init__(self, body_shapes):
+        keys, body, pos, rot, scale, colour = [], [], [], [], [], []
+        thinnest = []
+        for i, body_shape in enumerate(body_shapes):
+            if body_shape is None:
+                continue
+            if max(body_shape.size) > 0:  # (planes have no size)
+                thinnest.append(min(x for x in body_shape.size if x > 0))
+            for leaf, p, R in pieces(body_shape, np.zeros(3), np.eye(3)):
+                for key, offset, size, rgb in _leaf_parts(leaf, body_colour(i), i):
+                    keys.append(key)
+                    body.append(i)
+                    pos.append(p + R @ offset)
+                    rot.append(R)
+                    scale.append(size)
+                    colour.append(rgb)
+        k = len(keys)
+        self.body = np.array(body, np.int64).reshape(k)          # (k,)
+        self.pos = np.array(pos, float).reshape(k, 3)             # (k, 3) in the body frame
+        self.rot = np.array(rot, float).reshape(k, 3, 3)          # (k, 3, 3) in the body frame
+        self.scale = np.array(scale, float).reshape(k, 3)         # (k, 3) mesh scale
+        self.colour = np.array(colour, float).reshape(k, 3)       # (k, 3)
+        self.groups = {name: [] for name in MESHES + ("plane",)}  # mesh key -> row indices
+        for row, key in enumerate(keys):
+            self.groups.setdefault(key, []).append(row)
+        self.groups = {key: np.array(rows, np.int64) for key, rows in self.groups.items()}
+        self.thinnest = min(thinnest) if thinnest else None  # smallest half-width, m
+
+    def instances(self, body_pos, body_quat):
+        """Per mesh key, the rows (k, 19) float32 of the pieces at these body poses."""
+        R = rotation_matrices(body_quat)[self.body]                 # (k, 3, 3)
+        x = np.asarray(body_pos, dtype=float).reshape(-1, 3)[self.body]
+        with np.errstate(all="ignore"):  # a blown-up (NaN, huge) pose is clipped below
+            pos = x + np.einsum("kij,kj->ki", R, self.pos)
+            model = np.matmul(R, self.rot) * self.scale[:, None, :]  # columns scaled
+        rows = np.zeros((len(self.body), 19))
+        rows[:, 0:3] = model[:, :, 0]     # column-major mat4: its columns one after another
+        rows[:, 4:7] = model[:, :, 1]
+        rows[:, 8:11] = model[:, :, 2]
+        rows[:, 12:15] = pos
+        rows[:, 15] = 1.0
+        rows[:, 16:19] = self.colour
+        # clipped in float64: a huge shape becomes a VIEW_LIMIT one, not inf in float32
+        rows = np.clip(rows, -VIEW_LIMIT, VIEW_LIMIT).astype("f4")
+        return {key: rows[idx] for key, idx in self.groups.items()}
+
+
+def _leaf_parts(shape, colour, i):
+    """The meshes drawing one primitive or hull: [(mesh key, offset (3,) and scale (3,) in
+    the leaf's frame, colour)]."""
     if shape.kind == HULL:
-        rows.setdefault(shape, []).append(np.concatenate([_model(pos, rot, (1.0, 1.0, 1.0)),
-                                                          colour]))
-        return
+        return [(shape, np.zeros(3), (1.0, 1.0, 1.0), colour)]
     a, b, c = shape.size
     if shape.kind == BOX:
-        parts = [("box", pos, (a, b, c))]
-    elif shape.kind == SPHERE:
-        parts = [("sphere", pos, (a, a, a))]
-    elif shape.kind == ELLIPSOID:
-        parts = [("sphere", pos, (a, b, c))]
-    elif shape.kind == CYLINDER:
-        parts = [("cylinder", pos, (a, a, b))]
-    elif shape.kind == CAPSULE:
+        return [("box", np.zeros(3), (a, b, c), colour)]
+    if shape.kind == SPHERE:
+        return [("sphere", np.zeros(3), (a, a, a), colour)]
+    if shape.kind == ELLIPSOID:
+        return [("sphere", np.zeros(3), (a, b, c), colour)]
+    if shape.kind == CYLINDER:
+        return [("cylinder", np.zeros(3), (a, a, b), colour)]
+    if shape.kind == CAPSULE:
         # A cylinder with a whole sphere at each end: the inner halves hide in the cylinder.
-        axis = rot[:, 2] * b
-        parts = [("cylinder", pos, (a, a, b)), ("sphere", pos + axis, (a, a, a)),
-                 ("sphere", pos - axis, (a, a, a))]
-    elif shape.kind == PLANE:
-        colour = PLANE_COLOUR
-        centre = pos - rot[:, 2] * (0.5 * PLANE_THICKNESS + 2e-3)
-        parts = [("plane", centre, (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS))]
-    else:
-        raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
-    for mesh, centre, scale in parts:
-        rows[mesh].append(np.concatenate([_model(centre, rot, scale), colour]))
+        return [("cylinder", np.zeros(3), (a, a, b), colour),
+                ("sphere", np.array([0.0, 0.0, b]), (a, a, a), colour),
+                ("sphere", np.array([0.0, 0.0, -b]), (a, a, a), colour)]
+    if shape.kind == PLANE:
+        return [("plane", np.array([0.0, 0.0, -(0.5 * PLANE_THICKNESS + 2e-3)]),
+                 (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS), PLANE_COLOUR)]
+    raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
 
 
 def point_instances(points, radius, colours):

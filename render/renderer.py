@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import meshes
-from .instances import MESHES, body_instances, hull_mesh, point_instances, scene_bounds
+from .instances import MESHES, DrawTable, hull_mesh, point_instances, scene_bounds
 from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
 
 BACKGROUND = (0.13, 0.14, 0.17)
@@ -87,6 +87,7 @@ class Renderer:
         self.axes_capacity = 0
         self.grid_vbo = self.grid_vao = None
         self.grid_extent = None
+        self._table = self._table_shapes = None  # the DrawTable of the shapes drawn last
         self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
 
     def fit_grid(self, bounds):
@@ -136,7 +137,10 @@ class Renderer:
         self.solid["u_view_projection"].write(view_projection)
         self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
         self.solid["u_eye"].value = tuple(camera.eye)
-        instances = body_instances(body_pos, body_quat, body_shapes)
+        if self._table_shapes is not body_shapes:  # a new world: what it draws, once
+            self._table = DrawTable(body_shapes)
+            self._table_shapes = body_shapes
+        instances = self._table.instances(body_pos, body_quat)
         self._sync_hull_meshes(instances)
         self.meshes["plane"].draw(instances.pop("plane"))
         if shadows:
@@ -145,10 +149,8 @@ class Renderer:
             self._mesh(name).draw(rows)
         # The same size on screen however far the camera is, yet not hiding thin links.
         radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
-        thinnest = [min(x for x in shape.size if x > 0) for shape in body_shapes
-                    if shape is not None and max(shape.size) > 0]  # planes have no size
-        if thinnest:
-            radius = min(radius, ANCHOR_MAX * min(thinnest))
+        if self._table.thinnest is not None:
+            radius = min(radius, ANCHOR_MAX * self._table.thinnest)
         contacts = contact_points is not None and len(contact_points)
         overlays = (joint_anchors is not None and len(joint_anchors)) or (
             centres is not None and len(centres)) or contacts

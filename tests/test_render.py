@@ -183,3 +183,58 @@ def test_bounds_follow_rotation():
     lo, hi = scene_bounds([[0.0, 0.0, 1.0]], [quarter_about_y], [Capsule(0.01, 0.04)])
     np.testing.assert_allclose(lo, [-0.05, -0.01, 0.99], atol=1e-12)
     np.testing.assert_allclose(hi, [0.05, 0.01, 1.01], atol=1e-12)
+
+
+def test_the_draw_table_gives_each_piece_its_pose_times_its_mesh_scale():
+    """DrawTable's vectorised rows equal, piece by piece, the model matrix T R S worked out
+    one body at a time, for every shape kind (a capsule is a cylinder and two end spheres, a
+    plane a slab below its surface, a compound its parts, a hull its own mesh)."""
+    from sharnir.physics.shape import (Box, Capsule, Compound, Cylinder, Ellipsoid, Hull,
+                                       Plane, Sphere)
+    from sharnir.render.instances import (PLANE_HALF, PLANE_THICKNESS, DrawTable, _model,
+                                          pieces, rotation_matrices)
+
+    hull = Hull([(0, 0, 0), (0.3, 0, 0), (0, 0.2, 0), (0, 0, 0.4), (0.2, 0.2, 0.2)])
+    part_a, part_b = Box((0.1, 0.2, 0.3)), Sphere(0.15)
+    compound = Compound([(part_a, (0.2, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
+                         (part_b, (-0.3, 0.1, 0.0), (1.0, 0.0, 0.0, 0.0))])
+    shapes = [None, Box((0.1, 0.2, 0.3)), Sphere(0.2), Ellipsoid((0.1, 0.2, 0.3)),
+              Cylinder(0.1, 0.4), Capsule(0.05, 0.2), Plane(), hull, compound]
+    rng = np.random.default_rng(7)
+    pos = rng.normal(size=(len(shapes), 3))
+    quat = rng.normal(size=(len(shapes), 4))
+    rows = DrawTable(shapes).instances(pos, quat)
+    rots = rotation_matrices(quat)
+    expected = {}
+    for i, shape in enumerate(shapes):
+        if shape is None:
+            continue
+        for leaf, p, R in pieces(shape, pos[i], rots[i]):
+            a, b, c = leaf.size
+            kind = type(leaf).__name__
+            parts = {"Box": [("box", p, (a, b, c))], "Sphere": [("sphere", p, (a, a, a))],
+                     "Ellipsoid": [("sphere", p, (a, b, c))],
+                     "Cylinder": [("cylinder", p, (a, a, b))],
+                     "Capsule": [("cylinder", p, (a, a, b)), ("sphere", p + R[:, 2] * b, (a,) * 3),
+                                 ("sphere", p - R[:, 2] * b, (a,) * 3)],
+                     "Plane": [("plane", p - R[:, 2] * (0.5 * PLANE_THICKNESS + 2e-3),
+                                (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS))],
+                     "Hull": [(leaf, p, (1.0, 1.0, 1.0))]}[kind]
+            for key, centre, scale in parts:
+                expected.setdefault(key, []).append(_model(centre, R, scale))
+    assert set(expected) <= set(rows)
+    for key, mats in expected.items():
+        np.testing.assert_allclose(rows[key][:, :16], np.array(mats), atol=1e-6)
+    assert all(len(rows[key]) == 0 for key in rows if key not in expected)
+
+
+def test_the_window_reads_the_physics_only_through_snapshots():
+    """The window and panel never reach into the physics thread's private state (its world):
+    what they draw and show comes from the published snapshots."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    for name in ("app/window.py", "app/panel.py", "app/framing.py", "app/drag.py"):
+        text = (repo / name).read_text()
+        assert not re.search(r"thread\._|\._world\b|_world\b\"", text), name
