@@ -6,6 +6,7 @@ import numpy as np
 # A three-quarter view from the front left, slightly from above.
 DEFAULT_YAW = math.radians(-60.0)
 DEFAULT_PITCH = math.radians(25.0)
+DEFAULT_FOV_Y = math.radians(45.0)  # vertical field of view
 FRAME_MARGIN = 1.1  # room around the framed bounds
 
 
@@ -46,7 +47,7 @@ class OrbitCamera:
     rest of it as the view, and the target is drawn in that part's middle."""
 
     def __init__(self, target=(0.0, 0.0, 0.0), distance=5.0, yaw=DEFAULT_YAW,
-                 pitch=DEFAULT_PITCH, fov_y=math.radians(45.0)):
+                 pitch=DEFAULT_PITCH, fov_y=DEFAULT_FOV_Y):
         self.target = np.array(target, dtype=float)
         self.distance = float(distance)
         self.yaw = float(yaw)

@@ -189,10 +189,24 @@ def test_the_draw_table_gives_each_piece_its_pose_times_its_mesh_scale():
     """DrawTable's vectorised rows equal, piece by piece, the model matrix T R S worked out
     one body at a time, for every shape kind (a capsule is a cylinder and two end spheres, a
     plane a slab below its surface, a compound its parts, a hull its own mesh)."""
-    from sharnir.physics.shape import (Box, Capsule, Compound, Cylinder, Ellipsoid, Hull,
-                                       Plane, Sphere)
-    from sharnir.render.instances import (PLANE_HALF, PLANE_THICKNESS, DrawTable, _model,
-                                          pieces, rotation_matrices)
+    from sharnir.physics.shape import (
+        Box,
+        Capsule,
+        Compound,
+        Cylinder,
+        Ellipsoid,
+        Hull,
+        Plane,
+        Sphere,
+    )
+    from sharnir.render.instances import (
+        PLANE_HALF,
+        PLANE_THICKNESS,
+        DrawTable,
+        _model,
+        pieces,
+        rotation_matrices,
+    )
 
     hull = Hull([(0, 0, 0), (0.3, 0, 0), (0, 0.2, 0), (0, 0, 0.4), (0.2, 0.2, 0.2)])
     part_a, part_b = Box((0.1, 0.2, 0.3)), Sphere(0.15)
