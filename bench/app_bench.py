@@ -142,11 +142,13 @@ def child_frames(scene, panel):
         end = _counts(app.snapshot)
         snap = app.snapshot
         ms = sorted(1000.0 * x for x in times)
-        return {"bodies": sum(shape is not None for shape in snap.body_shapes), "joints": len(snap.joint_names),
+        return {"bodies": sum(shape is not None for shape in snap.body_shapes),
+                "joints": len(snap.joint_names),
                 "panel": panel, "frames": FRAMES, "gl": _gl_info(app),
                 "frame_ms": ms, "median_ms": statistics.median(ms),
                 "p95_ms": ms[math.ceil(0.95 * len(ms)) - 1], "mean_ms": statistics.fmean(ms),
-                "min_ms": ms[0], "max_ms": ms[-1], "fps_from_median": 1000.0 / statistics.median(ms),
+                "min_ms": ms[0], "max_ms": ms[-1],
+                "fps_from_median": 1000.0 / statistics.median(ms),
                 "first_frame_after_ready_ms": 1000.0 * after_ready,
                 "physics_during": _rate(start, end, snap.dt),
                 "physics_rtf_snapshot": snap.realtime_factor, "error": snap.error}
@@ -295,7 +297,8 @@ def render_section(r, mach):
         f"- CPU: {mach['cpu']}, {mach['cpus']} logical CPUs",
         f"- GL: {gl['renderer']}, {gl['version']}; framebuffer {gl['framebuffer'][0]}x"
         f"{gl['framebuffer'][1]}, 4x MSAA where the driver allows",
-        f"- Python {mach['python']}; date {mach['date_utc']}; commit {mach['commit']}, tree {dirty}",
+        f"- Python {mach['python']}; date {mach['date_utc']}; commit {mach['commit']}, "
+        f"tree {dirty}",
         "",
         f"### Frame time, {fp['bodies']:,} bodies on screen ({WIDTH}x{HEIGHT})",
         "",
@@ -326,8 +329,9 @@ def render_section(r, mach):
         prow("unpaced, while the App renders continuously", rr, rr["fps"]),
         prow("unpaced, while the App renders, `LP_NUM_THREADS=0`", r0, r0["fps"]),
         "",
-        f"Rendering costs the paced thread {100 * (1 - ap['steps_per_s'] / th['steps_per_s']):.1f} % "
-        f"of its steps/s, and the unpaced solver {100 * (1 - rr['steps_per_s'] / rw['steps_per_s']):.1f} %. "
+        f"Rendering costs the paced thread "
+        f"{100 * (1 - ap['steps_per_s'] / th['steps_per_s']):.1f} % of its steps/s, and the "
+        f"unpaced solver {100 * (1 - rr['steps_per_s'] / rw['steps_per_s']):.1f} %. "
         "Before the window finished each frame in pyglet's glFinish (ctypes, which releases the "
         "GIL; app/window.py), moderngl's calls held the GIL while llvmpipe rasterised and these "
         "rows were 549 (paced) and 1,086 (unpaced) steps/s on this machine. What is left of the "

@@ -99,9 +99,11 @@ def effective_mass_inverse(J, W, kinv, k3, j, s, n, kind):
 @njit(**_JIT)
 def row_velocity(J, j, s, r, vel, angvel, a, b):
     return (J[j, s, r, 0] * vel[a, 0] + J[j, s, r, 1] * vel[a, 1] + J[j, s, r, 2] * vel[a, 2]
-            + J[j, s, r, 3] * angvel[a, 0] + J[j, s, r, 4] * angvel[a, 1] + J[j, s, r, 5] * angvel[a, 2]
+            + J[j, s, r, 3] * angvel[a, 0] + J[j, s, r, 4] * angvel[a, 1]
+            + J[j, s, r, 5] * angvel[a, 2]
             + J[j, s, r, 6] * vel[b, 0] + J[j, s, r, 7] * vel[b, 1] + J[j, s, r, 8] * vel[b, 2]
-            + J[j, s, r, 9] * angvel[b, 0] + J[j, s, r, 10] * angvel[b, 1] + J[j, s, r, 11] * angvel[b, 2])
+            + J[j, s, r, 9] * angvel[b, 0] + J[j, s, r, 10] * angvel[b, 1]
+            + J[j, s, r, 11] * angvel[b, 2])
 
 
 @njit(**_JIT)

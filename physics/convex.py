@@ -319,7 +319,8 @@ def _closest_tetrahedron(p0, p1, p2, p3):
             i, j, k, o = 1, 3, 2, 0
         a, b, c = _pick(i, p0, p1, p2, p3), _pick(j, p0, p1, p2, p3), _pick(k, p0, p1, p2, p3)
         q = _pick(o, p0, p1, p2, p3)
-        nrm = cross((b[0] - a[0], b[1] - a[1], b[2] - a[2]), (c[0] - a[0], c[1] - a[1], c[2] - a[2]))
+        nrm = cross((b[0] - a[0], b[1] - a[1], b[2] - a[2]),
+                    (c[0] - a[0], c[1] - a[1], c[2] - a[2]))
         side_o = -dot(a, nrm)
         side_q = dot((q[0] - a[0], q[1] - a[1], q[2] - a[2]), nrm)
         if side_o * side_q > 0.0:
@@ -518,11 +519,13 @@ def _epa(kind_a, size_a, pos_a, rot_a, start_a, count_a,
     # the tetrahedron, each face turned away from the opposite vertex
     nf = 0
     for f in range(4):
-        i, j, k = (0, 1, 2) if f == 0 else ((0, 3, 1) if f == 1 else ((0, 2, 3) if f == 2 else (1, 3, 2)))
+        i, j, k = (0, 1, 2) if f == 0 else (
+            (0, 3, 1) if f == 1 else ((0, 2, 3) if f == 2 else (1, 3, 2)))
         o = 6 - i - j - k
         _make_face(vert, face, fnd, nf, i, j, k)
         wo, wi = _vert_w(vert, o), _vert_w(vert, i)
-        if fnd[nf, 0] * (wo[0] - wi[0]) + fnd[nf, 1] * (wo[1] - wi[1]) + fnd[nf, 2] * (wo[2] - wi[2]) > 0.0:
+        if (fnd[nf, 0] * (wo[0] - wi[0]) + fnd[nf, 1] * (wo[1] - wi[1])
+                + fnd[nf, 2] * (wo[2] - wi[2]) > 0.0):
             _make_face(vert, face, fnd, nf, i, k, j)
         nf += 1
     nv = 4

@@ -31,7 +31,8 @@ Model = namedtuple("Model", [
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
     "tree_order",          # (ntree,) int64 tree joints, every parent before its children
-    "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic root), or -1
+    "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic
+                           #   root), or -1
     "group_count",         # (1,) int64 number of floating trees
     "body_island",         # (nbody,) int64 island of jointed dynamic bodies, -1 for none
     "island_driven",       # (nisland,) bool: the island is joined to a kinematic body
@@ -49,7 +50,8 @@ Model = namedtuple("Model", [
     "geom_mask",           # (ngeom,) int64 collision bits the geom collides with
     "geom_hull",           # (ngeom, 2) int64 first vertex and count in hull_vert (hulls)
     "hull_vert",           # (nvert, 3) hull vertices, geom frame
-    "pair_excluded",       # (nexcl,) int64 sorted keys lo * nbody + hi of body pairs never in contact
+    "pair_excluded",       # (nexcl,) int64 sorted keys lo * nbody + hi of body pairs never
+                           #   in contact
     "load_body",           # (nload,) int64
     "load_force",          # (nload, 3) N, world frame, at the centre of mass
     "load_torque",         # (nload, 3) N m, world frame

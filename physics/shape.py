@@ -339,7 +339,8 @@ class Hull:
         if not self._volume > 1e-9 * extent ** 3:
             raise ValueError(f"the hull is flat (volume {self._volume:g})")
         self.face_normals = np.asarray(mesh.face_normals, dtype=float).copy()
-        self.face_offsets = np.einsum("ij,ij->i", self.face_normals, self.vertices[self.faces[:, 0]])
+        self.face_offsets = np.einsum("ij,ij->i", self.face_normals,
+                                      self.vertices[self.faces[:, 0]])
         com = np.asarray(props.center_mass, dtype=float).copy()
         com[np.abs(com) <= 1e-12 * extent] = 0.0
         # trimesh's inertia is for density 1 (mass = volume), about the centre of mass

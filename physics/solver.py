@@ -195,7 +195,7 @@ def follow_geometry(model, state, work, settings):
     vel, angvel = state.body_vel, state.body_angvel
     blocks = work.block_list
     tol2 = settings.tolerance * settings.tolerance
-    for it in range(min(settings.iterations, GEOMETRY_SWEEPS)):
+    for _ in range(min(settings.iterations, GEOMETRY_SWEEPS)):
         worst = 0.0
         for k in range(work.block_count[0]):
             j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
@@ -753,7 +753,7 @@ def solve_positions(model, state, work, contacts, settings):
     tree_pass(model, state, work)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
-    for it in range(settings.position_iterations):
+    for _ in range(settings.position_iterations):
         swept = False
         for j in range(model.joint_type.shape[0]):
             jt = model.joint_type[j]

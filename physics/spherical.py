@@ -37,4 +37,5 @@ def spherical_state(qfa, qfb, wa, wb):
     rel = quat_conj_mul(qfa, qfb)
     s = math.sqrt(rel[1] * rel[1] + rel[2] * rel[2] + rel[3] * rel[3])
     dw = (wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2])
-    return 2.0 * math.atan2(s, abs(rel[0])), math.sqrt(dw[0] * dw[0] + dw[1] * dw[1] + dw[2] * dw[2])
+    return (2.0 * math.atan2(s, abs(rel[0])),
+            math.sqrt(dw[0] * dw[0] + dw[1] * dw[1] + dw[2] * dw[2]))

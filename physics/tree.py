@@ -115,7 +115,8 @@ def tree_pass(model, state, work):
                 else:
                     if not model.joint_has_limit[j]:
                         continue
-                    gap = coord - model.joint_limit[j, 0] if s == SLOT_LOWER else model.joint_limit[j, 1] - coord
+                    gap = (coord - model.joint_limit[j, 0] if s == SLOT_LOWER
+                           else model.joint_limit[j, 1] - coord)
                     if gap >= 0.0:
                         continue
                     C[j, s, 0] = gap

@@ -257,7 +257,8 @@ class World:
         if name in self.body_names:
             raise ValueError(f"body {name!r}: the name is taken")
         if kind not in BODY_KINDS:
-            raise ValueError(f"body {name!r}: kind must be one of {sorted(BODY_KINDS)} (got {kind!r})")
+            raise ValueError(f"body {name!r}: kind must be one of {sorted(BODY_KINDS)} "
+                             f"(got {kind!r})")
         k = BODY_KINDS[kind]
         pos, vel, angvel = _vec("pos", pos), _vec("vel", vel), _vec("angvel", angvel)
         q = _vec("quat", quat, 4)
@@ -322,9 +323,11 @@ class World:
         if name in self.joint_names:
             raise ValueError(f"joint {name!r}: the name is taken")
         if type not in JOINT_TYPES:
-            raise ValueError(f"joint {name!r}: type must be one of {sorted(JOINT_TYPES)} (got {type!r})")
+            raise ValueError(f"joint {name!r}: type must be one of {sorted(JOINT_TYPES)} "
+                             f"(got {type!r})")
         jt = JOINT_TYPES[type]
-        a, b = self._body_index(body_a, f"joint {name!r}"), self._body_index(body_b, f"joint {name!r}")
+        where = f"joint {name!r}"
+        a, b = self._body_index(body_a, where), self._body_index(body_b, where)
         if a == b:
             raise ValueError(f"joint {name!r}: a joint cannot join body "
                              f"{self._bodies[a].name!r} to itself")
@@ -783,7 +786,8 @@ class World:
         _, state, _ = self._ready()
         out = np.zeros((2, 3))
         for side, i in enumerate(j.bodies):
-            out[side] = state.body_pos[i] + quat_to_matrix(state.body_quat[i]) @ j.local_anchor[side]
+            R = quat_to_matrix(state.body_quat[i])
+            out[side] = state.body_pos[i] + R @ j.local_anchor[side]
         return out
 
     def joint_frames_world(self):

@@ -230,12 +230,14 @@ def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
         key, equals, text = item.partition("=")
         parts = key.strip().split(".")
         if not equals or not all(parts):
-            raise SceneError(f'{where}: expected KEY=VALUE with a dotted KEY such as solver.iterations')
+            raise SceneError(f'{where}: expected KEY=VALUE with a dotted KEY such as '
+                             'solver.iterations')
         table = result
         for depth, part in enumerate(parts[:-1]):
             table = _child(table, part, parts[:depth], where)
         if not isinstance(table, dict):  # the path stopped at bodies, joints or loads
-            raise SceneError(f'{where}: "{parts[-2]}" is an array of tables; set a key of one entry')
+            raise SceneError(f'{where}: "{parts[-2]}" is an array of tables; '
+                             'set a key of one entry')
         table[parts[-1]] = _parse_value(text.strip())
     return result
 
@@ -259,11 +261,13 @@ def _entry(entries: list, part: str, section: str, where: str) -> dict:
             return matches[0]
         names = ", ".join(str(e.get("name")) for e in entries if isinstance(e, dict)) or "none"
         count = "more than one" if matches else "no"
-        raise SceneError(f'{where}: {count} {_NAMED[section]} named "{part}" ({section} are: {names})')
+        raise SceneError(f'{where}: {count} {_NAMED[section]} named "{part}" '
+                         f'({section} are: {names})')
     if part.isdigit() and int(part) < len(entries) and isinstance(entries[int(part)], dict):
         return entries[int(part)]
     raise SceneError(
-        f'{where}: no {section}[{part}]; {section} are addressed by index and the file has {len(entries)}'
+        f'{where}: no {section}[{part}]; {section} are addressed by index and the file has '
+        f'{len(entries)}'
     )
 
 
@@ -316,7 +320,8 @@ def _replace(spec: BaseModel, source: str, **values: Any) -> BaseModel:
 
 @contextlib.contextmanager
 def _blame(source: str, entry: str) -> Iterator[None]:
-    """Turn the engine's ValueError (physically impossible input) into a SceneError for ``entry``."""
+    """Turn the engine's ValueError (physically impossible input) into a SceneError for
+    ``entry``."""
     try:
         yield
     except ValueError as exc:
@@ -464,7 +469,8 @@ def _explain(error: dict) -> tuple[str, Any]:
         return f"unknown shape type {_show(ctx['tag'])} ({kinds} types are: {types})", _NO_VALUE
     if kind == "union_tag_not_found":
         return f'needs a "type" (one of: {types})', _NO_VALUE
-    for bound, words in (("gt", "greater than"), ("ge", "at least"), ("lt", "less than"), ("le", "at most")):
+    for bound, words in (("gt", "greater than"), ("ge", "at least"), ("lt", "less than"),
+                         ("le", "at most")):
         if bound in ctx:
             return f"must be {words} {ctx[bound]:g}", value
     if kind in _MESSAGES:

@@ -53,7 +53,7 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     body_a = "world"                 # a body name or "world"
     body_b = "door"                  # a body name or "world", not body_a
     anchor = [0.0, 0.0, 1.0]         # world-frame point at the initial pose, default [0, 0, 0]
-    axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised, default [0, 0, 1]
+    axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised
     friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic),
                                      # default 0 (range below); must be 0 on fixed joints
     limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
@@ -290,7 +290,8 @@ SHAPES: dict[str, type[_Spec]] = {
     "compound": CompoundSpec,
 }
 ShapeSpec = Annotated[
-    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec | CompoundSpec,
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec
+    | CompoundSpec,
     Field(discriminator="type"),
 ]
 
@@ -392,10 +393,12 @@ class JointSpec(_Spec):
             lower, upper = self.limits
             if self.type in ("spherical", "fixed"):
                 problems.append(
-                    (("limits",), f"not allowed on a {self.type} joint (only revolute and prismatic)")
+                    (("limits",), f"not allowed on a {self.type} joint "
+                                  "(only revolute and prismatic)")
                 )
             elif lower >= upper:
-                problems.append((("limits",), f"lower must be less than upper (got [{lower}, {upper}])"))
+                problems.append((("limits",), "lower must be less than upper "
+                                 f"(got [{lower}, {upper}])"))
         if problems:
             raise problem(*problems)
         return self
@@ -429,7 +432,8 @@ class SceneSpec(_Spec):
     @classmethod
     def _known_version(cls, version: int) -> int:
         if version != SCHEMA_VERSION:
-            raise problem(((), f"must be {SCHEMA_VERSION}, the only scene file version (got {version})"))
+            raise problem(((), f"must be {SCHEMA_VERSION}, the only scene file version "
+                               f"(got {version})"))
         return version
 
     @model_validator(mode="after")
@@ -444,7 +448,8 @@ class SceneSpec(_Spec):
             for field in ("body_a", "body_b"):
                 name = getattr(joint, field)
                 if name != WORLD_BODY and name not in kinds:
-                    problems.append((("joints", i, field), f'unknown body "{name}" (bodies are: {known})'))
+                    problems.append((("joints", i, field),
+                                     f'unknown body "{name}" (bodies are: {known})'))
         for i, load in enumerate(self.loads):
             loc = ("loads", i, "body")
             if load.body == WORLD_BODY:
@@ -464,7 +469,8 @@ def _duplicates(section: str, names: list[str]) -> list[tuple[Loc, str]]:
     for i, name in enumerate(names):
         if name in first:
             problems.append(
-                ((section, i, "name"), f'duplicate name "{name}" (already used by {section}[{first[name]}])')
+                ((section, i, "name"),
+                 f'duplicate name "{name}" (already used by {section}[{first[name]}])')
             )
         else:
             first[name] = i
