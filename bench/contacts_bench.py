@@ -29,14 +29,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from run import write_section  # bench/run.py: shared with the other benchmark scripts
 
 from sharnir.scenes import build, load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RESULTS_MD = ROOT / "bench" / "results.md"
 SECTION = "## Contacts"
-HISTORY = "## History"
 SCENES = ROOT / "scenes"
 TUBE_STEPS = 1200        # 5 s at 1/240: the whole pour (the last body leaves the tube at ~5 s)
 PYRAMID_STEPS = 960      # 4 s at 1/240
@@ -271,18 +270,6 @@ def render(res, scaling, load, mach, quick):
     return "\n".join(lines)
 
 
-def write_section(text):
-    """Replace the Contacts section of results.md, or insert it before History."""
-    old = RESULTS_MD.read_text(encoding="utf-8") if RESULTS_MD.exists() else ""
-    start = old.find(SECTION + "\n")
-    if start >= 0:
-        end = old.find("\n## ", start + len(SECTION))
-        end = len(old) if end < 0 else end + 1
-        new = old[:start] + text + "\n" + old[end:]
-    else:
-        at = old.find(HISTORY)
-        new = (old[:at] + text + "\n" + old[at:]) if at >= 0 else (old.rstrip() + "\n\n" + text)
-    RESULTS_MD.write_text(new, encoding="utf-8")
 
 
 def main():
@@ -293,7 +280,7 @@ def main():
     res, scaling, load = run_all(args.quick)
     text = render(res, scaling, load, machine(), args.quick)
     if not args.print_only:
-        write_section(text)
+        write_section(SECTION, text)
     print(text)
 
 

@@ -16,11 +16,9 @@ import subprocess
 import sys
 import tempfile
 
-from run import machine  # the machine note shared with bench/run.py
-from start_bench import RESULTS_MD
+from run import machine, write_section  # shared with bench/run.py
 
 SECTION = "## Frame cost"
-HISTORY = "## History"
 SCENES = (("door", 1), ("pyramid", 210), ("ellipsoid_drop", 1000))
 
 CHILD = """
@@ -90,17 +88,6 @@ def render(res, mach, quick):
     return "\n".join(lines)
 
 
-def write_section(text):
-    old = RESULTS_MD.read_text(encoding="utf-8") if RESULTS_MD.exists() else ""
-    start = old.find(SECTION + "\n")
-    if start >= 0:
-        end = old.find("\n## ", start + len(SECTION))
-        end = len(old) if end < 0 else end + 1
-        new = old[:start] + text + "\n" + old[end:]
-    else:
-        at = old.find(HISTORY)
-        new = (old[:at] + text + "\n" + old[at:]) if at >= 0 else (old.rstrip() + "\n\n" + text)
-    RESULTS_MD.write_text(new, encoding="utf-8")
 
 
 def main():
@@ -111,7 +98,7 @@ def main():
     res = measure(50 if args.quick else 200)
     text = render(res, machine(), args.quick)
     if not args.print_only:
-        write_section(text)
+        write_section(SECTION, text)
     print(text)
 
 

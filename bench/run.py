@@ -137,6 +137,21 @@ def machine():
     }
 
 
+def write_section(title, text):
+    """Replace the section `title` ("## ...") of results.md by `text`, or insert it before
+    the History section (the other benchmark scripts write their sections this way)."""
+    old = RESULTS_MD.read_text(encoding="utf-8") if RESULTS_MD.exists() else ""
+    start = old.find(title + "\n")
+    if start >= 0:
+        end = old.find("\n## ", start + len(title))
+        end = len(old) if end < 0 else end + 1
+        new = old[:start] + text + "\n" + old[end:]
+    else:
+        at = old.find(HISTORY)
+        new = (old[:at] + text + "\n" + old[at:]) if at >= 0 else (old.rstrip() + "\n\n" + text)
+    RESULTS_MD.write_text(new, encoding="utf-8")
+
+
 def old_history():
     """The History lines of the previous results.md, if any."""
     if not RESULTS_MD.exists():

@@ -23,12 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from run import machine  # the machine note shared with bench/run.py
+from run import machine, write_section  # shared with bench/run.py
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS_MD = ROOT / "bench" / "results.md"
 SECTION = "## Start-up"
-HISTORY = "## History"
 
 APP_CHILD = """
 import json, time
@@ -118,18 +116,6 @@ def render(res, mach, quick):
     return "\n".join(lines)
 
 
-def write_section(text):
-    """Replace the Start-up section of results.md, or insert it before History."""
-    old = RESULTS_MD.read_text(encoding="utf-8") if RESULTS_MD.exists() else ""
-    start = old.find(SECTION + "\n")
-    if start >= 0:
-        end = old.find("\n## ", start + len(SECTION))
-        end = len(old) if end < 0 else end + 1
-        new = old[:start] + text + "\n" + old[end:]
-    else:
-        at = old.find(HISTORY)
-        new = (old[:at] + text + "\n" + old[at:]) if at >= 0 else (old.rstrip() + "\n\n" + text)
-    RESULTS_MD.write_text(new, encoding="utf-8")
 
 
 def main():
@@ -140,7 +126,7 @@ def main():
     res = measure(1 if args.quick else 2, 2 if args.quick else 5)
     text = render(res, machine(), args.quick)
     if not args.print_only:
-        write_section(text)
+        write_section(SECTION, text)
         (ROOT / "bench" / "start_results.json").write_text(json.dumps(res, indent=1) + "\n")
     print(text)
 
