@@ -13,8 +13,8 @@ from .constraint import MAX_BLOCKS, PACK
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 # island_acc columns: mass, momentum (3), first moment sum m x (3), angular momentum about the
 # origin (3), inertia about the origin (6: xx, yy, zz, xy, xz, yz), a second angular momentum
-# (3) and the kinetic energy (solver.keep_island_momentum)
-ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LNOW, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
+# (3) before the position pass and the kinetic energy (solver.keep_island_momentum)
+ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LPRE, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
 
 Model = namedtuple("Model", [

@@ -79,7 +79,7 @@ from .math3 import (
     quat_to_mat,
     rotation_vector,
 )
-from .model import ACC_E, ACC_I, ACC_L, ACC_LNOW, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
+from .model import ACC_E, ACC_I, ACC_L, ACC_LPRE, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -220,6 +220,72 @@ def follow_geometry(model, state, work, settings):
 
 
 @njit(**_JIT)
+def world_inertia(R, d):
+    """The six numbers (xx, yy, zz, xy, xz, yz) of R diag(d) R^T: a body's inertia, world."""
+    return (R[0, 0] * R[0, 0] * d[0] + R[0, 1] * R[0, 1] * d[1] + R[0, 2] * R[0, 2] * d[2],
+            R[1, 0] * R[1, 0] * d[0] + R[1, 1] * R[1, 1] * d[1] + R[1, 2] * R[1, 2] * d[2],
+            R[2, 0] * R[2, 0] * d[0] + R[2, 1] * R[2, 1] * d[1] + R[2, 2] * R[2, 2] * d[2],
+            R[0, 0] * R[1, 0] * d[0] + R[0, 1] * R[1, 1] * d[1] + R[0, 2] * R[1, 2] * d[2],
+            R[0, 0] * R[2, 0] * d[0] + R[0, 1] * R[2, 1] * d[1] + R[0, 2] * R[2, 2] * d[2],
+            R[1, 0] * R[2, 0] * d[0] + R[1, 1] * R[2, 1] * d[1] + R[1, 2] * R[2, 2] * d[2])
+
+
+@njit(**_JIT)
+def add_island_body(acc, k, m, x, v, w, I):
+    """Add a body (mass m, centre x, velocity v, angular velocity w, world inertia I as six
+    numbers) to island k's sums: mass, momentum, first moment, angular momentum about the
+    origin (x x m v + I w) and inertia about the origin (I + m (|x|^2 E - x x^T))."""
+    ixx, iyy, izz, ixy, ixz, iyz = I
+    p0, p1, p2 = m * v[0], m * v[1], m * v[2]
+    acc[k, ACC_MASS] += m
+    acc[k, ACC_P] += p0
+    acc[k, ACC_P + 1] += p1
+    acc[k, ACC_P + 2] += p2
+    acc[k, ACC_MX] += m * x[0]
+    acc[k, ACC_MX + 1] += m * x[1]
+    acc[k, ACC_MX + 2] += m * x[2]
+    acc[k, ACC_L] += x[1] * p2 - x[2] * p1 + ixx * w[0] + ixy * w[1] + ixz * w[2]
+    acc[k, ACC_L + 1] += x[2] * p0 - x[0] * p2 + ixy * w[0] + iyy * w[1] + iyz * w[2]
+    acc[k, ACC_L + 2] += x[0] * p1 - x[1] * p0 + ixz * w[0] + iyz * w[1] + izz * w[2]
+    x2s = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    acc[k, ACC_I] += ixx + m * (x2s - x[0] * x[0])
+    acc[k, ACC_I + 1] += iyy + m * (x2s - x[1] * x[1])
+    acc[k, ACC_I + 2] += izz + m * (x2s - x[2] * x[2])
+    acc[k, ACC_I + 3] += ixy - m * x[0] * x[1]
+    acc[k, ACC_I + 4] += ixz - m * x[0] * x[2]
+    acc[k, ACC_I + 5] += iyz - m * x[1] * x[2]
+
+
+@njit(**_JIT)
+def island_about_centre(acc, k):
+    """From island k's sums: its centre of mass c and its inertia about c,
+    I_c = I_o - M (|c|^2 E - c c^T), as (c0, c1, c2, a00, a11, a22, a01, a02, a12)."""
+    M = acc[k, ACC_MASS]
+    c0, c1, c2 = acc[k, ACC_MX] / M, acc[k, ACC_MX + 1] / M, acc[k, ACC_MX + 2] / M
+    c2s = c0 * c0 + c1 * c1 + c2 * c2
+    return (c0, c1, c2,
+            acc[k, ACC_I] - M * (c2s - c0 * c0), acc[k, ACC_I + 1] - M * (c2s - c1 * c1),
+            acc[k, ACC_I + 2] - M * (c2s - c2 * c2), acc[k, ACC_I + 3] + M * c0 * c1,
+            acc[k, ACC_I + 4] + M * c0 * c2, acc[k, ACC_I + 5] + M * c1 * c2)
+
+
+@njit(**_JIT)
+def solve_symmetric3(a00, a11, a22, a01, a02, a12, l0, l1, l2):
+    """x with A x = l for the symmetric A (by its adjugate); zeros when A is not positive."""
+    b00 = a11 * a22 - a12 * a12
+    b01 = a02 * a12 - a01 * a22
+    b02 = a01 * a12 - a02 * a11
+    det = a00 * b00 + a01 * b01 + a02 * b02
+    if not det > 0.0:
+        return 0.0, 0.0, 0.0
+    b11 = a00 * a22 - a02 * a02
+    b12 = a01 * a02 - a00 * a12
+    b22 = a00 * a11 - a01 * a01
+    return ((b00 * l0 + b01 * l1 + b02 * l2) / det, (b01 * l0 + b11 * l1 + b12 * l2) / det,
+            (b02 * l0 + b12 * l1 + b22 * l2) / det)
+
+
+@njit(**_JIT)
 def restore_island_energy(model, state, work, before, after):
     """Give each island the kinetic energy the projection onto the joints took (follow_geometry).
 
@@ -242,7 +308,6 @@ def restore_island_energy(model, state, work, before, after):
     are.
     """
     vel, angvel, pos = state.body_vel, state.body_angvel, state.body_pos
-    R = work.body_rot
     acc = work.island_acc
     acc[:] = 0.0
     nbody = model.body_kind.shape[0]
@@ -250,41 +315,8 @@ def restore_island_energy(model, state, work, before, after):
         k = model.body_island[i]
         if k < 0 or not model.island_floating[k]:
             continue
-        m = 1.0 / model.body_inv_mass[i]
-        d = model.body_inertia[i]
-        # the body's inertia in the world frame, R diag(d) R^T
-        ixx = R[i, 0, 0] * R[i, 0, 0] * d[0] + R[i, 0, 1] * R[i, 0, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 0, 2] * d[2]
-        iyy = R[i, 1, 0] * R[i, 1, 0] * d[0] + R[i, 1, 1] * R[i, 1, 1] * d[1] \
-            + R[i, 1, 2] * R[i, 1, 2] * d[2]
-        izz = R[i, 2, 0] * R[i, 2, 0] * d[0] + R[i, 2, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 2, 2] * R[i, 2, 2] * d[2]
-        ixy = R[i, 0, 0] * R[i, 1, 0] * d[0] + R[i, 0, 1] * R[i, 1, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 1, 2] * d[2]
-        ixz = R[i, 0, 0] * R[i, 2, 0] * d[0] + R[i, 0, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 2, 2] * d[2]
-        iyz = R[i, 1, 0] * R[i, 2, 0] * d[0] + R[i, 1, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 1, 2] * R[i, 2, 2] * d[2]
-        w0, w1, w2 = angvel[i, 0], angvel[i, 1], angvel[i, 2]
-        x0, x1, x2 = pos[i, 0], pos[i, 1], pos[i, 2]
-        p0, p1, p2 = m * vel[i, 0], m * vel[i, 1], m * vel[i, 2]
-        acc[k, ACC_MASS] += m
-        acc[k, ACC_P] += p0
-        acc[k, ACC_P + 1] += p1
-        acc[k, ACC_P + 2] += p2
-        acc[k, ACC_MX] += m * x0
-        acc[k, ACC_MX + 1] += m * x1
-        acc[k, ACC_MX + 2] += m * x2
-        acc[k, ACC_L] += x1 * p2 - x2 * p1 + ixx * w0 + ixy * w1 + ixz * w2
-        acc[k, ACC_L + 1] += x2 * p0 - x0 * p2 + ixy * w0 + iyy * w1 + iyz * w2
-        acc[k, ACC_L + 2] += x0 * p1 - x1 * p0 + ixz * w0 + iyz * w1 + izz * w2
-        x2s = x0 * x0 + x1 * x1 + x2 * x2
-        acc[k, ACC_I] += ixx + m * (x2s - x0 * x0)
-        acc[k, ACC_I + 1] += iyy + m * (x2s - x1 * x1)
-        acc[k, ACC_I + 2] += izz + m * (x2s - x2 * x2)
-        acc[k, ACC_I + 3] += ixy - m * x0 * x1
-        acc[k, ACC_I + 4] += ixz - m * x0 * x2
-        acc[k, ACC_I + 5] += iyz - m * x1 * x2
+        add_island_body(acc, k, 1.0 / model.body_inv_mass[i], pos[i], vel[i], angvel[i],
+                        world_inertia(work.body_rot[i], model.body_inertia[i]))
     # per island: the scale f, and for floating islands c, v_c, Omega (overwriting the sums)
     for k in range(acc.shape[0]):
         f = 1.0
@@ -294,40 +326,18 @@ def restore_island_energy(model, state, work, before, after):
                 f = math.sqrt(before[k] / after[k])
         if f != 1.0 and model.island_floating[k]:
             M = acc[k, ACC_MASS]
-            c0, c1, c2 = acc[k, ACC_MX] / M, acc[k, ACC_MX + 1] / M, acc[k, ACC_MX + 2] / M
             P0, P1, P2 = acc[k, ACC_P], acc[k, ACC_P + 1], acc[k, ACC_P + 2]
-            # about the centre of mass: L_c = L_o - c x P, I_c = I_o - M (|c|^2 E - c c^T)
+            c0, c1, c2, a00, a11, a22, a01, a02, a12 = island_about_centre(acc, k)
+            # about the centre of mass: L_c = L_o - c x P; Omega = I_c^-1 L_c
             l0 = acc[k, ACC_L] - (c1 * P2 - c2 * P1)
             l1 = acc[k, ACC_L + 1] - (c2 * P0 - c0 * P2)
             l2 = acc[k, ACC_L + 2] - (c0 * P1 - c1 * P0)
-            c2s = c0 * c0 + c1 * c1 + c2 * c2
-            a00 = acc[k, ACC_I] - M * (c2s - c0 * c0)
-            a11 = acc[k, ACC_I + 1] - M * (c2s - c1 * c1)
-            a22 = acc[k, ACC_I + 2] - M * (c2s - c2 * c2)
-            a01 = acc[k, ACC_I + 3] + M * c0 * c1
-            a02 = acc[k, ACC_I + 4] + M * c0 * c2
-            a12 = acc[k, ACC_I + 5] + M * c1 * c2
-            # Omega = I_c^-1 L_c by the adjugate of the symmetric I_c
-            b00 = a11 * a22 - a12 * a12
-            b01 = a02 * a12 - a01 * a22
-            b02 = a01 * a12 - a02 * a11
-            det = a00 * b00 + a01 * b01 + a02 * b02
-            if det > 0.0:
-                b11 = a00 * a22 - a02 * a02
-                b12 = a01 * a02 - a00 * a12
-                b22 = a00 * a11 - a01 * a01
-                o0 = (b00 * l0 + b01 * l1 + b02 * l2) / det
-                o1 = (b01 * l0 + b11 * l1 + b12 * l2) / det
-                o2 = (b02 * l0 + b12 * l1 + b22 * l2) / det
-                e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M
-                                 + o0 * l0 + o1 * l1 + o2 * l2)
-                rest_after = after[k] - e_rigid
-                rest_before = before[k] - e_rigid
-                f = (math.sqrt(rest_before / rest_after)
-                     if rest_after > 1e-12 * after[k] and rest_before > 0.0 else 1.0)
-            else:
-                f = 1.0
-                o0 = o1 = o2 = 0.0
+            o0, o1, o2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, l0, l1, l2)
+            e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M + o0 * l0 + o1 * l1 + o2 * l2)
+            rest_after = after[k] - e_rigid
+            rest_before = before[k] - e_rigid
+            f = (math.sqrt(rest_before / rest_after)
+                 if rest_after > 1e-12 * after[k] and rest_before > 0.0 else 1.0)
             acc[k, 1], acc[k, 2], acc[k, 3] = c0, c1, c2
             acc[k, 4], acc[k, 5], acc[k, 6] = P0 / M, P1 / M, P2 / M
             acc[k, 7], acc[k, 8], acc[k, 9] = o0, o1, o2
@@ -579,20 +589,24 @@ def integrate_positions(model, state, work, settings):
 
 
 @njit(**_JIT)
-def orbital_momentum_by_island(model, state, work):
-    """island_acc[k, ACC_L:ACC_L + 3] = sum m_i x_i x v_i over each floating island, before the
-    position pass (see keep_island_momentum)."""
+def island_momentum_before(model, state, work):
+    """island_acc[k, ACC_LPRE:ACC_LPRE + 3] = sum x_i x m_i v_i + I_i w_i over each floating
+    island, before the position pass (see keep_island_momentum)."""
     acc = work.island_acc
     acc[:] = 0.0
-    pos, vel = state.body_pos, state.body_vel
+    pos, vel, angvel = state.body_pos, state.body_vel, state.body_angvel
     for i in range(model.body_kind.shape[0]):
         k = model.body_island[i]
         if k < 0 or not model.island_floating[k]:
             continue
         m = 1.0 / model.body_inv_mass[i]
-        acc[k, ACC_L] += m * (pos[i, 1] * vel[i, 2] - pos[i, 2] * vel[i, 1])
-        acc[k, ACC_L + 1] += m * (pos[i, 2] * vel[i, 0] - pos[i, 0] * vel[i, 2])
-        acc[k, ACC_L + 2] += m * (pos[i, 0] * vel[i, 1] - pos[i, 1] * vel[i, 0])
+        ixx, iyy, izz, ixy, ixz, iyz = world_inertia(work.body_rot[i], model.body_inertia[i])
+        x, v, w = pos[i], vel[i], angvel[i]
+        acc[k, ACC_LPRE] += m * (x[1] * v[2] - x[2] * v[1]) + ixx * w[0] + ixy * w[1] + ixz * w[2]
+        acc[k, ACC_LPRE + 1] += (m * (x[2] * v[0] - x[0] * v[2]) + ixy * w[0] + iyy * w[1]
+                                 + iyz * w[2])
+        acc[k, ACC_LPRE + 2] += (m * (x[0] * v[1] - x[1] * v[0]) + ixz * w[0] + iyz * w[1]
+                                 + izz * w[2])
 
 
 @njit(**_JIT)
@@ -622,94 +636,40 @@ def keep_island_momentum(model, state, work):
         if k < 0 or not model.island_floating[k]:
             continue
         m = 1.0 / model.body_inv_mass[i]
-        d = model.body_inertia[i]
-        x0, x1, x2 = pos[i, 0], pos[i, 1], pos[i, 2]
-        p0, p1, p2 = m * vel[i, 0], m * vel[i, 1], m * vel[i, 2]
+        inertia = world_inertia(R[i], model.body_inertia[i])
+        add_island_body(acc, k, m, pos[i], vel[i], angvel[i], inertia)
+        ixx, iyy, izz, ixy, ixz, iyz = inertia
         w0, w1, w2 = angvel[i, 0], angvel[i, 1], angvel[i, 2]
-        ixx = R[i, 0, 0] * R[i, 0, 0] * d[0] + R[i, 0, 1] * R[i, 0, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 0, 2] * d[2]
-        iyy = R[i, 1, 0] * R[i, 1, 0] * d[0] + R[i, 1, 1] * R[i, 1, 1] * d[1] \
-            + R[i, 1, 2] * R[i, 1, 2] * d[2]
-        izz = R[i, 2, 0] * R[i, 2, 0] * d[0] + R[i, 2, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 2, 2] * R[i, 2, 2] * d[2]
-        ixy = R[i, 0, 0] * R[i, 1, 0] * d[0] + R[i, 0, 1] * R[i, 1, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 1, 2] * d[2]
-        ixz = R[i, 0, 0] * R[i, 2, 0] * d[0] + R[i, 0, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 0, 2] * R[i, 2, 2] * d[2]
-        iyz = R[i, 1, 0] * R[i, 2, 0] * d[0] + R[i, 1, 1] * R[i, 2, 1] * d[1] \
-            + R[i, 1, 2] * R[i, 2, 2] * d[2]
-        s0 = ixx * w0 + ixy * w1 + ixz * w2
-        s1 = ixy * w0 + iyy * w1 + iyz * w2
-        s2 = ixz * w0 + iyz * w1 + izz * w2
-        o0 = x1 * p2 - x2 * p1
-        o1 = x2 * p0 - x0 * p2
-        o2 = x0 * p1 - x1 * p0
-        acc[k, ACC_L] -= o0            # before minus after: -dL
-        acc[k, ACC_L + 1] -= o1
-        acc[k, ACC_L + 2] -= o2
-        acc[k, ACC_LNOW] += o0 + s0    # L about the origin now
-        acc[k, ACC_LNOW + 1] += o1 + s1
-        acc[k, ACC_LNOW + 2] += o2 + s2
-        acc[k, ACC_E] += 0.5 * (p0 * vel[i, 0] + p1 * vel[i, 1] + p2 * vel[i, 2]
-                                + w0 * s0 + w1 * s1 + w2 * s2)
-        acc[k, ACC_MASS] += m
-        acc[k, ACC_P] += p0
-        acc[k, ACC_P + 1] += p1
-        acc[k, ACC_P + 2] += p2
-        acc[k, ACC_MX] += m * x0
-        acc[k, ACC_MX + 1] += m * x1
-        acc[k, ACC_MX + 2] += m * x2
-        x2s = x0 * x0 + x1 * x1 + x2 * x2
-        acc[k, ACC_I] += ixx + m * (x2s - x0 * x0)
-        acc[k, ACC_I + 1] += iyy + m * (x2s - x1 * x1)
-        acc[k, ACC_I + 2] += izz + m * (x2s - x2 * x2)
-        acc[k, ACC_I + 3] += ixy - m * x0 * x1
-        acc[k, ACC_I + 4] += ixz - m * x0 * x2
-        acc[k, ACC_I + 5] += iyz - m * x1 * x2
+        acc[k, ACC_E] += 0.5 * (m * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2)
+                                + w0 * (ixx * w0 + ixy * w1 + ixz * w2)
+                                + w1 * (ixy * w0 + iyy * w1 + iyz * w2)
+                                + w2 * (ixz * w0 + iyz * w1 + izz * w2))
     # per island (results over the sums): 0 f, 1-3 c, 4-6 dOmega, 7-9 Omega, 10-12 v_c
     for k in range(acc.shape[0]):
         M = acc[k, ACC_MASS]
         if not M > 0.0:
             continue
-        c0, c1, c2 = acc[k, ACC_MX] / M, acc[k, ACC_MX + 1] / M, acc[k, ACC_MX + 2] / M
         P0, P1, P2 = acc[k, ACC_P], acc[k, ACC_P + 1], acc[k, ACC_P + 2]
-        c2s = c0 * c0 + c1 * c1 + c2 * c2
-        a00 = acc[k, ACC_I] - M * (c2s - c0 * c0)
-        a11 = acc[k, ACC_I + 1] - M * (c2s - c1 * c1)
-        a22 = acc[k, ACC_I + 2] - M * (c2s - c2 * c2)
-        a01 = acc[k, ACC_I + 3] + M * c0 * c1
-        a02 = acc[k, ACC_I + 4] + M * c0 * c2
-        a12 = acc[k, ACC_I + 5] + M * c1 * c2
-        b00 = a11 * a22 - a12 * a12
-        b01 = a02 * a12 - a01 * a22
-        b02 = a01 * a12 - a02 * a11
-        det = a00 * b00 + a01 * b01 + a02 * b02
+        c0, c1, c2, a00, a11, a22, a01, a02, a12 = island_about_centre(acc, k)
+        # -dL, the angular momentum the pass took
+        n0 = acc[k, ACC_LPRE] - acc[k, ACC_L]
+        n1 = acc[k, ACC_LPRE + 1] - acc[k, ACC_L + 1]
+        n2 = acc[k, ACC_LPRE + 2] - acc[k, ACC_L + 2]
+        d0, d1, d2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, n0, n1, n2)
+        # L about c now, and as it is to be
+        l0 = acc[k, ACC_L] - (c1 * P2 - c2 * P1)
+        l1 = acc[k, ACC_L + 1] - (c2 * P0 - c0 * P2)
+        l2 = acc[k, ACC_L + 2] - (c0 * P1 - c1 * P0)
+        e = acc[k, ACC_E]
+        e_turned = e + d0 * l0 + d1 * l1 + d2 * l2 + 0.5 * (
+            d0 * (a00 * d0 + a01 * d1 + a02 * d2) + d1 * (a01 * d0 + a11 * d1 + a12 * d2)
+            + d2 * (a02 * d0 + a12 * d1 + a22 * d2))
+        t0, t1, t2 = l0 + n0, l1 + n1, l2 + n2
+        W0, W1, W2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, t0, t1, t2)
+        e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M + W0 * t0 + W1 * t1 + W2 * t2)
         f = 1.0
-        d0 = d1 = d2 = 0.0
-        W0 = W1 = W2 = 0.0
-        if det > 0.0:
-            b11 = a00 * a22 - a02 * a02
-            b12 = a01 * a02 - a00 * a12
-            b22 = a00 * a11 - a01 * a01
-            n0, n1, n2 = acc[k, ACC_L], acc[k, ACC_L + 1], acc[k, ACC_L + 2]   # -dL
-            d0 = (b00 * n0 + b01 * n1 + b02 * n2) / det
-            d1 = (b01 * n0 + b11 * n1 + b12 * n2) / det
-            d2 = (b02 * n0 + b12 * n1 + b22 * n2) / det
-            # L about c now, and as it is to be
-            l0 = acc[k, ACC_LNOW] - (c1 * P2 - c2 * P1)
-            l1 = acc[k, ACC_LNOW + 1] - (c2 * P0 - c0 * P2)
-            l2 = acc[k, ACC_LNOW + 2] - (c0 * P1 - c1 * P0)
-            e = acc[k, ACC_E]
-            e_turned = e + d0 * l0 + d1 * l1 + d2 * l2 + 0.5 * (
-                d0 * (a00 * d0 + a01 * d1 + a02 * d2) + d1 * (a01 * d0 + a11 * d1 + a12 * d2)
-                + d2 * (a02 * d0 + a12 * d1 + a22 * d2))
-            t0, t1, t2 = l0 + n0, l1 + n1, l2 + n2
-            W0 = (b00 * t0 + b01 * t1 + b02 * t2) / det
-            W1 = (b01 * t0 + b11 * t1 + b12 * t2) / det
-            W2 = (b02 * t0 + b12 * t1 + b22 * t2) / det
-            e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M + W0 * t0 + W1 * t1 + W2 * t2)
-            if e_turned - e_rigid > 1e-12 * e and e - e_rigid > 0.0:
-                f = math.sqrt((e - e_rigid) / (e_turned - e_rigid))
+        if e_turned - e_rigid > 1e-12 * e and e - e_rigid > 0.0:
+            f = math.sqrt((e - e_rigid) / (e_turned - e_rigid))
         acc[k, 0], acc[k, 1], acc[k, 2], acc[k, 3] = f, c0, c1, c2
         acc[k, 4], acc[k, 5], acc[k, 6] = d0, d1, d2
         acc[k, 7], acc[k, 8], acc[k, 9] = W0, W1, W2
@@ -864,7 +824,7 @@ def step(model, state, work, contacts, settings):
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
     solve_velocities(model, state, work, contacts, settings)
     integrate_positions(model, state, work, settings)
-    orbital_momentum_by_island(model, state, work)
+    island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
     report_joints(model, state, work, settings)
