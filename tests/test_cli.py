@@ -362,3 +362,22 @@ def test_the_installed_package_runs_every_shipped_scene_from_another_folder(inst
                                 text=True, timeout=1200)
         assert result.returncode == 0, (name, result.stderr)
         assert json.loads(result.stdout.splitlines()[-1])["steps"] >= 1
+
+
+def test_list_shows_every_shipped_scene_with_its_description(tmp_path):
+    from sharnir.scenes import shipped_scenes
+
+    result = sharnir("--list", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    scenes = shipped_scenes()
+    assert len(lines) == len(scenes)
+    for line, (name, description) in zip(lines, scenes.items(), strict=True):
+        assert line.split()[0] == name and line.endswith(description)
+
+
+def test_an_unknown_scene_name_is_one_error_that_lists_the_shipped_ones(tmp_path):
+    result = sharnir("run", "no_such_scene", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "door" in result.stderr
+    assert "no such file, nor a shipped scene" in result.stderr
