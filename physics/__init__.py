@@ -10,7 +10,7 @@ from . import cache
 cache.register()  # before any kernel module is imported
 
 from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
-from .world import Material, Recording, SimulationError, World  # noqa: E402
+from .world import DCMotor, Material, Recording, SimulationError, World  # noqa: E402
 
-__all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",
-           "Cylinder", "Ellipsoid", "Plane", "SHAPES"]
+__all__ = ["World", "Recording", "SimulationError", "Material", "DCMotor", "Box", "Sphere",
+           "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from .constraint import MAX_BLOCKS, PACK
+from .motor import MOTOR_COEFS
 
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 # island_acc columns: mass, momentum (3), first moment sum m x (3), angular momentum about the
@@ -56,6 +57,9 @@ Model = namedtuple("Model", [
     "load_force",          # (nload, 3) N, world frame, at the centre of mass
     "load_torque",         # (nload, 3) N m, world frame
     "load_window",         # (nload, 2) start <= t < end, s
+    "motor_joint",         # (nmotor,) int64 the joint each DC motor drives (motor.py)
+    "motor_param",         # (nmotor, MOTOR_PARAMS) R, L, K_t, J_m, gear ratio, efficiency,
+                           #   voltage, current and torque limits (motor.py's columns)
 ])
 
 State = namedtuple("State", [
@@ -76,6 +80,10 @@ State = namedtuple("State", [
     "drag_param",            # (4,) stiffness 1/s^2, damping ratio, max force N, max torque N m
     "drag_force",            # (3,) the last step's drag force at the point, world, N
     "drag_torque",           # (3,) the last step's drag torque about the centre of mass, N m
+    "motor_voltage",         # (nmotor,) V, set live
+    "motor_current",         # (nmotor,) A, at the end of the last step
+    "motor_torque",          # (nmotor,) N m (N for a slider) the gear gives the joint, r eta K_t i
+    "motor_speed",           # (nmotor,) rotor rad/s, r times the joint's rate
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
     "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
     "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
@@ -109,6 +117,10 @@ Work = namedtuple("Work", [
     "block_list",            # (njoint * MAX_BLOCKS, 6) int64: joint, slot, rows, kind, body A, B
     "block_data",            # (njoint * MAX_BLOCKS, PACK) packed rows of each block (constraint.py)
     "block_impulse",         # (njoint * MAX_BLOCKS, 3) accumulated impulses during a solve
+    "motor_row",             # (nmotor, 12) each motor's row J (its joint's friction row)
+    "motor_w",               # (nmotor, 12) M^-1 J^T
+    "motor_coef",            # (nmotor, MOTOR_COEFS) k, c0, c1, largest impulse, starting rate
+    "motor_impulse",         # (nmotor,) accumulated impulse of this step's solve
     "k3",                    # (3, 3) scratch
 ])
 
@@ -135,7 +147,7 @@ def make_settings(dt, gravity, iterations, position_iterations, tolerance, budge
                     float(manifold_reuse))
 
 
-def make_state(nbody, njoint):
+def make_state(nbody, njoint, nmotor=0):
     quat = np.zeros((nbody, 4))
     quat[:, 0] = 1.0
     return State(
@@ -146,13 +158,15 @@ def make_state(nbody, njoint):
         drag_body=np.full(1, -1, np.int64), drag_flags=np.zeros(2, np.bool_),
         drag_point=np.zeros(3), drag_target=np.zeros(3), drag_quat=np.array([1.0, 0, 0, 0]),
         drag_param=np.zeros(4), drag_force=np.zeros(3), drag_torque=np.zeros(3),
+        motor_voltage=np.zeros(nmotor), motor_current=np.zeros(nmotor),
+        motor_torque=np.zeros(nmotor), motor_speed=np.zeros(nmotor),
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
         solver_stats=np.zeros(4))
 
 
-def make_work(nbody, njoint, ngroup, nisland):
+def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
     blocks = (njoint, MAX_BLOCKS)
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
@@ -168,4 +182,6 @@ def make_work(nbody, njoint, ngroup, nisland):
         joint_clamped=np.zeros(blocks, np.bool_), block_count=np.zeros(1, np.int64),
         block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64),
         block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
-        block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)))
+        block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)),
+        motor_row=np.zeros((nmotor, 12)), motor_w=np.zeros((nmotor, 12)),
+        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor))

@@ -7,14 +7,17 @@ Only this module knows the order of the stages of one step:
     2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
     3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
     4. follow geometry        velocities onto the joints at the new poses, energy kept per island
+                              (a floating island keeps its momentum); DC motors' rows and
+                              coefficients (motor.py)
     5. prepare contacts       arms, tangents, effective masses, approach speeds
     6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
                               F and tau include the drag, a spring-damper computed from this
                               step's pose and velocity (perturb.py)
     7. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
                               and contacts)
-    8. solve velocities       Gauss-Seidel over joint blocks, then contact rows, until every
-                              |dp| <= eps (000, eq. 17) or the wall-clock budget is spent;
+    8. solve velocities       Gauss-Seidel over joint blocks, motor rows, then contact rows,
+                              until every |dp| <= eps (000, eq. 17) or the wall-clock budget
+                              is spent;
                               then restitution (002, eq. 19)
     9. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
                               q <- exp(h w / 2) q;  w = I(t + h)^-1 L             (002, eq. 10-11)
@@ -80,6 +83,7 @@ from .math3 import (
     rotation_vector,
 )
 from .model import ACC_E, ACC_I, ACC_L, ACC_LPRE, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
+from .motor import finish_motors, prepare_motors, solve_motors
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -534,6 +538,10 @@ def solve_velocities(model, state, work, contacts, settings):
                     work.joint_clamped[j, s] = clamped
             if dp2 > worst:
                 worst = dp2
+        if model.motor_joint.shape[0] > 0:
+            dp2 = solve_motors(model, work, vel, angvel)
+            if dp2 > worst:
+                worst = dp2
         if contacts is not None:
             if contacts.count[0] > 0:
                 dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
@@ -550,6 +558,7 @@ def solve_velocities(model, state, work, contacts, settings):
         if contacts.count[0] > 0:
             spread_sliding(contacts)
             restitution(model, state, work, contacts, settings.dt)
+    finish_motors(model, state, work, settings)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
         if blocks[k, 3] != KIND_GENERAL:
@@ -811,6 +820,7 @@ def step(model, state, work, contacts, settings):
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)
+    prepare_motors(model, state, work, settings)
     if contacts is not None:
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contact import grown, make_contacts  # noqa: E402
-from .joint import HAS_FRICTION, HAS_LIMITS, JOINT_TYPE_NAMES, JOINT_TYPES, PRISMATIC  # noqa: E402
+from .joint import (  # noqa: E402
+    HAS_FRICTION,
+    HAS_LIMITS,
+    JOINT_TYPE_NAMES,
+    JOINT_TYPES,
+    PRISMATIC,
+    REVOLUTE,
+)
 from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
 from .model import KINEMATIC as KIND_KINEMATIC
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
@@ -171,6 +178,62 @@ class _Joint:
     local_frame: np.ndarray
     friction: float
     limits: tuple | None
+    motor: "DCMotor | None" = None
+    voltage: float = 0.0
+
+
+@dataclass(frozen=True)
+class DCMotor:
+    """A DC motor with a gearbox driving a revolute or prismatic joint (paper 002, eqs. 13-18;
+    the discrete law is in physics/motor.py). SI units: resistance ohm, inductance H,
+    torque_constant N m/A (= back-EMF constant V s/rad), rotor_inertia kg m^2, gear_ratio
+    rotor turns per joint turn (per joint metre for a slider: rad/m), efficiency of the gear
+    in (0, 1]; limits on the supply voltage (V), the current (A) and the joint's torque (N m, N
+    for a slider), each positive (inf: none)."""
+    resistance: float
+    inductance: float = 0.0
+    torque_constant: float = 0.01
+    rotor_inertia: float = 0.0
+    gear_ratio: float = 1.0
+    efficiency: float = 1.0
+    voltage_limit: float = math.inf
+    current_limit: float = math.inf
+    torque_limit: float = math.inf
+
+    def __post_init__(self):
+        checks = (("resistance", self.resistance, 0.0, False), ("inductance", self.inductance,
+                  0.0, True), ("torque_constant", self.torque_constant, 0.0, False),
+                  ("rotor_inertia", self.rotor_inertia, 0.0, True),
+                  ("gear_ratio", self.gear_ratio, 0.0, False))
+        for name, value, low, zero_ok in checks:
+            v = float(value)
+            if not (math.isfinite(v) and (v >= low if zero_ok else v > low)):
+                raise ValueError(f"motor {name} must be a finite number "
+                                 f"{'>=' if zero_ok else '>'} {low:g} (got {value})")
+        if not 0.0 < float(self.efficiency) <= 1.0:
+            raise ValueError(f"motor efficiency must be in (0, 1] (got {self.efficiency})")
+        for name in ("voltage_limit", "current_limit", "torque_limit"):
+            v = float(getattr(self, name))
+            if not v > 0.0:  # (inf allowed; NaN refused)
+                raise ValueError(f"motor {name} must be > 0 or inf (got {v})")
+
+    def row(self):
+        return np.array([self.resistance, self.inductance, self.torque_constant,
+                         self.rotor_inertia, self.gear_ratio, self.efficiency,
+                         self.voltage_limit, self.current_limit, self.torque_limit], float)
+
+    def stall_torque(self, voltage):
+        """Joint torque with the joint held: r eta K_t u / R."""
+        return self.gear_ratio * self.efficiency * self.torque_constant * voltage / self.resistance
+
+    def no_load_speed(self, voltage):
+        """Joint rate with nothing to drive: u / (K_t r)."""
+        return voltage / (self.torque_constant * self.gear_ratio)
+
+    @property
+    def electrical_time_constant(self):
+        """T_e = L / R, s."""
+        return self.inductance / self.resistance
 
 
 @dataclass
@@ -361,6 +424,49 @@ class World:
         self._invalidate()
         return len(self._joints) - 1
 
+    def add_motor(self, joint, motor, voltage=0.0):
+        """Put a DCMotor on a revolute or prismatic joint (one per joint), with its supply
+        voltage (V, within the motor's voltage_limit)."""
+        j = self._joint_index(joint)
+        jt = self._joints[j].type
+        if jt not in (REVOLUTE, PRISMATIC):
+            raise ValueError(f"joint {self._joints[j].name!r}: only revolute and prismatic "
+                             "joints take a motor")
+        if not isinstance(motor, DCMotor):
+            raise ValueError(f"joint {self._joints[j].name!r}: the motor must be a DCMotor "
+                             f"(got {type(motor).__name__})")
+        self._joints[j].motor = motor
+        self._joints[j].voltage = 0.0
+        self._invalidate()
+        self.set_voltage(j, voltage)
+
+    def set_voltage(self, joint, voltage):
+        """The supply voltage of the motor on `joint` (V), effective at the next step."""
+        j = self._joint_index(joint)
+        joint_ = self._joints[j]
+        if joint_.motor is None:
+            raise ValueError(f"joint {joint_.name!r} has no motor")
+        u = float(voltage)
+        limit = joint_.motor.voltage_limit
+        if not (math.isfinite(u) and abs(u) <= limit):
+            raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
+                             f"+-{limit:g} V, the motor's supply limit (got {voltage})")
+        joint_.voltage = u
+        if self._model is not None:
+            m = int(np.flatnonzero(self._model.motor_joint == j)[0])
+            self._state.motor_voltage[m] = u
+
+    @property
+    def motor_state(self):
+        """The motors after the last step, as arrays over the joints that have one: joint
+        (index), voltage (V), current (A), torque (the joint's, N m or N), speed (the rotor's,
+        rad/s) and power (u i, W)."""
+        self._ready()
+        s = self._state
+        return dict(joint=self._model.motor_joint.copy(), voltage=s.motor_voltage.copy(),
+                    current=s.motor_current.copy(), torque=s.motor_torque.copy(),
+                    speed=s.motor_speed.copy(), power=s.motor_voltage * s.motor_current)
+
     def add_load(self, body, *, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0), start=0.0,
                  end=math.inf):
         """A timed external load: force (N, at the centre of mass) and torque (N m), world
@@ -429,6 +535,7 @@ class World:
             load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
             load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
+            motor_joint=None, motor_param=None,
         )
         joint_child, tree_order, body_group, groups = build_tree(
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
@@ -439,7 +546,13 @@ class World:
             group_count=np.array([groups], np.int64), body_island=body_island,
             island_driven=island_driven, island_floating=island_floating)
         old = self._carry
-        s = make_state(nb, nj)
+        motored = [j for j, joint in enumerate(J) if joint.motor is not None]
+        nm = len(motored)
+        self._model = self._model._replace(
+            motor_joint=np.array(motored, np.int64).reshape(nm),
+            motor_param=np.array([J[j].motor.row() for j in motored], float).reshape(nm, 9))
+        s = make_state(nb, nj, nm)
+        s.motor_voltage[:] = [J[j].voltage for j in motored]
         for i, b in enumerate(bodies):
             s.body_pos[i], s.body_quat[i] = b.pos, b.quat
             s.body_vel[i], s.body_angvel[i] = b.vel, b.angvel
@@ -459,7 +572,7 @@ class World:
                          "drag_param"):   # (bodies are only ever added: the index holds)
                 getattr(s, name)[:] = getattr(old, name)
         self._state = s
-        self._work = make_work(nb, nj, groups, islands)
+        self._work = make_work(nb, nj, groups, islands, nm)
         # a world where nothing can touch steps a kernel compiled without the contact stages
         # (solver.step prunes them when contacts is None): half the compile, none of the cost
         m = self._model

@@ -1,0 +1,141 @@
+"""DC motors with voltage input in revolute and prismatic joints (paper 002, eqs. 13-18).
+
+A motor m drives joint j = motor_joint[m] through a gear of ratio r and efficiency eta:
+
+    electrical      L di/dt + R i = u - K_t w_m            (K_t: torque and back-EMF constant)
+    rotor speed     w_m = r w,          w = J v, the joint's rate (the friction row, J = [0, -a,
+                                        0, a] for a hinge: (wB - wA) . a; along a for a slider)
+    joint torque    tau = r eta K_t i   (a force for a slider), rotor inertia J_m felt at the
+                                        joint as J_r = r^2 J_m
+
+Discrete (step h, e = exp(-h R / L), e = 0 for L = 0): the current is advanced exactly for a
+joint rate held at its end-of-step value w',
+
+    i' = e i + (1 - e) (u - K_t r w') / R,
+
+and the joint takes the impulse of that current over the step, less what spins the rotor up:
+
+    P = h r eta K_t i' - J_r (w' - w)  =  c0 - c1 w',
+    c0 = h r eta K_t (e i + (1 - e) u / R) + J_r w,   c1 = h r eta K_t (1 - e) K_t r / R + J_r.
+
+P is a row of the velocity solve along J, implicit in w' (back-EMF damping and reflected
+inertia both act through c1, so gear ratios of hundreds stay stable at any dt): with the
+row's effective mass k = 1 / (J M^-1 J^T) and its accumulated impulse P,
+
+    dP = (c0 - c1 w' - P) / (1 + c1 / k),   w' the row's current rate,
+
+clamped to |P| <= h tau_max (tau_max the smaller of the torque limit and r eta K_t i_max).
+After the solve, i' = (P + J_r (w' - w)) / (h r eta K_t) is the current that impulse took,
+so the telemetry (current, torque, rotor speed, power u i) is the one the bodies felt.
+Steady states on paper: no load w = u / (K_t r); stall torque r eta K_t u / R; current rising
+as 1 - exp(-t R / L); mechanical time constant (J_load + J_r) R / (r^2 eta K_t^2).
+"""
+import math
+
+from numba import njit
+
+from .math3 import mat_vec
+
+_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+# motor_param columns
+(M_RESISTANCE, M_INDUCTANCE, M_KT, M_ROTOR_INERTIA, M_GEAR, M_EFFICIENCY, M_VOLTAGE_LIMIT,
+ M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)
+# motor_coef columns: k (effective mass), c0, c1, largest impulse, rate at the step's start
+K_EFF, C0, C1, P_MAX, RATE0, MOTOR_COEFS = range(6)
+
+
+@njit(**_JIT)
+def prepare_motors(model, state, work, settings):
+    """Each motor's row (the friction row of its joint, built by prepare_joints), its impulse
+    map W = M^-1 J^T, effective mass and the coefficients c0, c1 of this step."""
+    h = settings.dt
+    J = work.joint_J
+    ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
+    vel, angvel = state.body_vel, state.body_angvel
+    for m in range(model.motor_joint.shape[0]):
+        j = model.motor_joint[m]
+        a, b = model.joint_body[j, 0], model.joint_body[j, 1]
+        row, w = work.motor_row[m], work.motor_w[m]
+        for q in range(12):
+            row[q] = J[j, 4, 0, q]   # (constraint.SLOT_FRICTION, row 0)
+        wa = mat_vec(iiw[a], (row[3], row[4], row[5]))
+        wb = mat_vec(iiw[b], (row[9], row[10], row[11]))
+        for q in range(3):
+            w[q] = ima[a] * row[q]
+            w[3 + q] = wa[q]
+            w[6 + q] = ima[b] * row[6 + q]
+            w[9 + q] = wb[q]
+        jw = 0.0
+        for q in range(12):
+            jw += row[q] * w[q]
+        rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
+                + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+                + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
+                + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+        p = model.motor_param[m]
+        R, L, kt, r, eta = p[M_RESISTANCE], p[M_INDUCTANCE], p[M_KT], p[M_GEAR], p[M_EFFICIENCY]
+        jr = r * r * p[M_ROTOR_INERTIA]
+        e = math.exp(-h * R / L) if L > 0.0 else 0.0
+        gain = h * r * eta * kt
+        coef = work.motor_coef[m]
+        coef[K_EFF] = 1.0 / jw if jw > 0.0 else 0.0
+        coef[C0] = gain * (e * state.motor_current[m] + (1.0 - e) * state.motor_voltage[m] / R) \
+            + jr * rate
+        coef[C1] = gain * (1.0 - e) * kt * r / R + jr
+        coef[P_MAX] = h * min(p[M_TORQUE_LIMIT], r * eta * kt * p[M_CURRENT_LIMIT])
+        coef[RATE0] = rate
+        work.motor_impulse[m] = 0.0
+
+
+@njit(**_JIT)
+def solve_motors(model, work, vel, angvel):
+    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2."""
+    worst = 0.0
+    for m in range(model.motor_joint.shape[0]):
+        coef = work.motor_coef[m]
+        k = coef[K_EFF]
+        if k <= 0.0:
+            continue
+        j = model.motor_joint[m]
+        a, b = model.joint_body[j, 0], model.joint_body[j, 1]
+        row, w = work.motor_row[m], work.motor_w[m]
+        rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
+                + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+                + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
+                + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+        old = work.motor_impulse[m]
+        new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
+        new = max(-coef[P_MAX], min(coef[P_MAX], new))
+        dp = new - old
+        work.motor_impulse[m] = new
+        for q in range(3):
+            vel[a, q] += dp * w[q]
+            angvel[a, q] += dp * w[3 + q]
+            vel[b, q] += dp * w[6 + q]
+            angvel[b, q] += dp * w[9 + q]
+        if dp * dp > worst:
+            worst = dp * dp
+    return worst
+
+
+@njit(**_JIT)
+def finish_motors(model, state, work, settings):
+    """The current, joint torque and rotor speed the solved impulses mean."""
+    h = settings.dt
+    vel, angvel = state.body_vel, state.body_angvel
+    for m in range(model.motor_joint.shape[0]):
+        j = model.motor_joint[m]
+        a, b = model.joint_body[j, 0], model.joint_body[j, 1]
+        row = work.motor_row[m]
+        rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
+                + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+                + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
+                + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+        p = model.motor_param[m]
+        r, eta, kt = p[M_GEAR], p[M_EFFICIENCY], p[M_KT]
+        jr = r * r * p[M_ROTOR_INERTIA]
+        impulse = work.motor_impulse[m] + jr * (rate - work.motor_coef[m, RATE0])
+        current = impulse / (h * r * eta * kt)
+        state.motor_current[m] = current
+        state.motor_torque[m] = r * eta * kt * current
+        state.motor_speed[m] = r * rate

@@ -1,0 +1,129 @@
+"""DC motors in joints (paper 002, eqs. 13-18) against their steady states and time constants
+worked out on paper: L di/dt + R i = u - K_t r w, joint torque r eta K_t i, rotor inertia
+r^2 J_m felt at the joint."""
+import math
+
+import numpy as np
+import pytest
+
+from sharnir.physics import Box, DCMotor, World
+
+I_LOAD = 0.01   # kg m^2 about the axle (a cube with these principal moments)
+
+
+def axle(motor, voltage, dt=0.001, friction=0.0, limits=None, gravity=(0.0, 0.0, 0.0)):
+    world = World(dt=dt, gravity=gravity, iterations=50, tolerance=1e-12)
+    world.add_body("wheel", Box((0.1, 0.1, 0.1)), mass=1.0, inertia=(I_LOAD,) * 3)
+    world.add_joint("axle", "revolute", "world", "wheel", axis=(0.0, 0.0, 1.0),
+                    friction=friction, limits=limits)
+    world.add_motor("axle", motor, voltage=voltage)
+    return world
+
+
+def test_a_free_motor_runs_at_its_no_load_speed():
+    motor = DCMotor(resistance=2.0, inductance=0.002, torque_constant=0.05,
+                    rotor_inertia=1e-5, gear_ratio=10.0)
+    world = axle(motor, 12.0)
+    world.step(4000)
+    assert world.joint_vel[0] == pytest.approx(12.0 / (0.05 * 10.0), rel=0.02)
+    assert world.motor_state["speed"][0] == pytest.approx(12.0 / 0.05, rel=0.02)
+
+
+def test_a_held_joint_feels_the_stall_torque():
+    motor = DCMotor(resistance=2.0, inductance=0.002, torque_constant=0.05, gear_ratio=10.0,
+                    efficiency=0.8)
+    world = axle(motor, 12.0, limits=(-1e-6, 1e-6))
+    world.step(500)
+    stall = 10.0 * 0.8 * 0.05 * 12.0 / 2.0
+    assert motor.stall_torque(12.0) == pytest.approx(stall)
+    assert abs(world.joint_vel[0]) < 1e-6
+    assert world.motor_state["torque"][0] == pytest.approx(stall, rel=0.02)
+    assert world.motor_state["current"][0] == pytest.approx(12.0 / 2.0, rel=0.02)
+
+
+def test_the_current_rises_with_the_electrical_time_constant():
+    motor = DCMotor(resistance=2.0, inductance=0.02, torque_constant=0.05, gear_ratio=10.0)
+    world = axle(motor, 12.0, dt=0.0005, limits=(-1e-6, 1e-6))
+    te = motor.electrical_time_constant
+    assert te == pytest.approx(0.01)
+    world.step(round(te / 0.0005))
+    assert world.motor_state["current"][0] == pytest.approx(6.0 * (1 - math.exp(-1)), rel=0.05)
+
+
+def test_the_speed_rises_with_the_mechanical_time_constant():
+    """With L = 0: (I + r^2 J_m) dw/dt = r K_t (u - K_t r w) / R, so w reaches 63 % of its
+    final value at tau_m = (I + r^2 J_m) R / (r K_t)^2."""
+    r, kt, R, jm = 10.0, 0.05, 2.0, 2e-5
+    motor = DCMotor(resistance=R, torque_constant=kt, gear_ratio=r, rotor_inertia=jm)
+    world = axle(motor, 12.0, dt=0.0005)
+    tau = (I_LOAD + r * r * jm) * R / (r * kt) ** 2
+    final = 12.0 / (kt * r)
+    rec = world.run(round(4 * tau / 0.0005))
+    w = rec.joint[:, 0, 1]
+    t63 = rec.t[np.argmax(w >= (1 - math.exp(-1)) * final)]
+    assert t63 == pytest.approx(tau, rel=0.05)
+
+
+def test_power_balance_at_steady_state():
+    """Against joint friction tau_f: u i = tau w + i^2 R, the electrical equation times i."""
+    motor = DCMotor(resistance=2.0, inductance=0.001, torque_constant=0.05, gear_ratio=10.0)
+    world = axle(motor, 12.0, friction=0.3)
+    world.step(6000)
+    s = world.motor_state
+    i, tau, w = s["current"][0], s["torque"][0], world.joint_vel[0]
+    assert tau == pytest.approx(0.3, rel=0.02)             # the motor holds the friction
+    assert s["power"][0] == pytest.approx(tau * w + i * i * 2.0, rel=0.02)
+
+
+def test_friction_above_the_stall_torque_keeps_the_joint_still():
+    motor = DCMotor(resistance=2.0, torque_constant=0.05, gear_ratio=10.0)
+    world = axle(motor, 1.0, friction=motor.stall_torque(1.0) * 1.5)
+    world.step(2000)
+    assert abs(world.joint_vel[0]) < 1e-9 and abs(world.joint_coord[0]) < 1e-9
+
+
+def test_a_gear_ratio_of_300_is_stable_at_dt_001_for_60_s():
+    """A heavy arm swinging under gravity on a 300:1 gearmotor, at the paper's dt: the back-EMF
+    damping and reflected inertia are implicit, so nothing oscillates or grows."""
+    motor = DCMotor(resistance=1.0, inductance=0.001, torque_constant=0.03, gear_ratio=300.0,
+                    rotor_inertia=3e-6)
+    world = World(dt=0.01, iterations=30, tolerance=1e-12)
+    world.add_body("arm", Box((0.3, 0.03, 0.03)), mass=2.0, pos=(0.3, 0.0, 1.0))
+    world.add_joint("shoulder", "revolute", "world", "arm", anchor=(0.0, 0.0, 1.0),
+                    axis=(0.0, 1.0, 0.0))
+    world.add_motor("shoulder", motor, voltage=6.0)
+    rec = world.run(6000)
+    w = rec.joint[:, 0, 1]
+    assert np.all(np.isfinite(w))
+    early, late = np.ptp(w[500:1500]), np.ptp(w[-1000:])
+    assert late <= early + 1e-6
+    assert np.std(np.diff(w[-1000:])) < 1e-3
+
+
+def test_bad_motor_values_are_refused_with_their_name():
+    with pytest.raises(ValueError, match="resistance"):
+        DCMotor(resistance=0.0)
+    with pytest.raises(ValueError, match="efficiency"):
+        DCMotor(resistance=1.0, efficiency=1.5)
+    motor = DCMotor(resistance=1.0, voltage_limit=24.0)
+    world = axle(motor, 0.0)
+    with pytest.raises(ValueError, match="voltage"):
+        world.set_voltage("axle", 30.0)
+    with pytest.raises(ValueError, match="voltage"):
+        world.set_voltage("axle", float("nan"))
+    world.add_body("ball", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(1.0, 0.0, 0.0))
+    world.add_joint("ball_joint", "spherical", "world", "ball", anchor=(1.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="only revolute and prismatic"):
+        world.add_motor("ball_joint", motor)
+
+
+def test_a_slider_motor_drives_at_its_no_load_speed():
+    """On a prismatic joint the gear ratio is rotor radians per metre and the torque a force."""
+    motor = DCMotor(resistance=1.0, inductance=0.001, torque_constant=0.02, gear_ratio=200.0)
+    world = World(dt=0.002, gravity=(0.0, 0.0, 0.0), iterations=50, tolerance=1e-12)
+    world.add_body("carriage", Box((0.1, 0.1, 0.1)), mass=3.0)
+    world.add_joint("rail", "prismatic", "world", "carriage", axis=(1.0, 0.0, 0.0))
+    world.add_motor("rail", motor, voltage=8.0)
+    world.step(2000)
+    assert world.joint_vel[0] == pytest.approx(8.0 / (0.02 * 200.0), rel=0.02)
+    assert world.body_vel[1, 0] == pytest.approx(8.0 / (0.02 * 200.0), rel=0.02)
