@@ -365,20 +365,28 @@ def _atomic_output(path, text):
         raise
 
 
+MOTOR_COLUMNS = ("voltage", "current", "torque", "motor_speed")
+
+
 def _write_csv(handle, world, rec):
     names = world.joint_names
     header = ["t"]
     for j, name in enumerate(names):
         header += [f"{name}.{world.joint_coord_name(j)}", f"{name}.velocity", f"{name}.friction",
                    f"{name}.sliding"]
+    motored = [names[j] for j in world.motor_state["joint"]]
+    for name in motored:
+        header += [f"{name}.{column}" for column in MOTOR_COLUMNS]
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(header)
     sliding = rec.joint[:, :, 3].astype(int).tolist()
-    for t, joints, slides in zip(rec.t.tolist(), rec.joint.tolist(), sliding):
+    motors = (rec.motor.reshape(len(rec.t), -1).tolist() if motored
+              else [[] for _ in range(len(rec.t))])
+    for t, joints, slides, motor in zip(rec.t.tolist(), rec.joint.tolist(), sliding, motors):
         row = [t]
         for (coord, velocity, friction, _), slide in zip(joints, slides):
             row += [coord, velocity, friction, slide]
-        writer.writerow(row)
+        writer.writerow(row + motor)
 
 
 def _write_npz(handle, world, rec):
@@ -394,6 +402,11 @@ def _write_npz(handle, world, rec):
         joint_velocity=rec.joint[:, :, 1],
         joint_friction=rec.joint[:, :, 2],
         joint_sliding=rec.joint[:, :, 3] > 0.5,
+        motor_joints=np.array([world.joint_names[j] for j in world.motor_state["joint"]],
+                              dtype=str),
+        **{f"motor_{column}": (rec.motor[:, :, k] if rec.motor is not None and rec.motor.size
+                               else np.zeros((len(rec.t), 0)))
+           for k, column in enumerate(("voltage", "current", "torque", "speed"))},
     )
 
 

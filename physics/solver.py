@@ -847,11 +847,12 @@ def step(model, state, work, contacts, settings):
 
 @njit(**_JIT)
 def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
-              rec_pos, rec_quat):
+              rec_pos, rec_quat, rec_motor):
     """Run up to nsteps steps in one call; record each step into the arrays whose first
     dimension is at least nsteps (pass a zero-length first dimension to skip one):
     rec_time (n,), rec_joint (n, njoint, 4) = coord, velocity, friction, sliding,
-    rec_stats (n, 3), rec_pos (n, nbody, 3), rec_quat (n, nbody, 4).
+    rec_stats (n, 3), rec_pos (n, nbody, 3), rec_quat (n, nbody, 4),
+    rec_motor (n, nmotor, 4) = voltage, current, torque, rotor speed.
     Returns (steps done, status of the last step): fewer steps than asked when the state
     went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
     done)."""
@@ -874,6 +875,12 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
             rec_pos[k] = state.body_pos
         if rec_quat.shape[0] > k:
             rec_quat[k] = state.body_quat
+        if rec_motor.shape[0] > k:
+            for m in range(rec_motor.shape[1]):
+                rec_motor[k, m, 0] = state.motor_voltage[m]
+                rec_motor[k, m, 1] = state.motor_current[m]
+                rec_motor[k, m, 2] = state.motor_torque[m]
+                rec_motor[k, m, 3] = state.motor_speed[m]
         if status != OK:
             return k + 1, status
     return nsteps, OK

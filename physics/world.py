@@ -252,6 +252,8 @@ class Recording:
     stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
     body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
     body_quat: np.ndarray    # (steps, nbody, 4)
+    motor: np.ndarray | None = None  # (steps, nmotor, 4) voltage, current, torque, rotor speed
+                                     # of the motors (World.motor_state's order)
     wall_s: float = 0.0      # wall-clock seconds spent stepping
 
 
@@ -633,9 +635,11 @@ class World:
         steps run in chunks of `chunk` and progress(done, nsteps) is called after each."""
         _, state, _ = self._ready()
         nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+        nm = state.motor_voltage.shape[0]
         rb = nsteps if record_bodies else 0
         rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, 4)), np.zeros((nsteps, 3)),
-                        np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)))
+                        np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)),
+                        np.zeros((nsteps if nm else 0, nm, 4)))
         chunk = chunk if chunk > 0 else nsteps
         done = 0
         wall = 0.0
@@ -645,7 +649,8 @@ class World:
             t0 = time.perf_counter()
             self._advance(k, (rec.t[sl], rec.joint[sl], rec.stats[sl],
                               rec.body_pos[sl] if rb else rec.body_pos,
-                              rec.body_quat[sl] if rb else rec.body_quat))
+                              rec.body_quat[sl] if rb else rec.body_quat,
+                              rec.motor[sl] if nm else rec.motor))
             wall += time.perf_counter() - t0
             done += k
             if progress is not None:
@@ -1003,5 +1008,6 @@ def _index(items, ref, kind, where):
 
 def _empty_records(state):
     nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
+    nm = state.motor_voltage.shape[0]
     return (np.zeros(0), np.zeros((0, nj, 4)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
-            np.zeros((0, nb, 4)))
+            np.zeros((0, nb, 4)), np.zeros((0, nm, 4)))

@@ -181,6 +181,15 @@ def build_world(
                 friction=joint.friction,
                 limits=joint.limits,
             )
+            if joint.motor is not None:
+                m = joint.motor
+                world.add_motor(joint.name, physics.DCMotor(
+                    resistance=m.resistance, inductance=m.inductance,
+                    torque_constant=m.torque_constant, rotor_inertia=m.rotor_inertia,
+                    gear_ratio=m.gear_ratio, efficiency=m.efficiency,
+                    voltage_limit=_unlimited(m.voltage_limit),
+                    current_limit=_unlimited(m.current_limit),
+                    torque_limit=_unlimited(m.torque_limit)), voltage=m.voltage)
     for i, load in enumerate(spec.loads):
         with _blame(source, f"loads[{i}]"):
             world.add_load(
@@ -305,6 +314,10 @@ def _describe_toml_error(message: str) -> str:
     if match:
         return f"TOML syntax error at the end of the file: {match.group(1)}"
     return f"TOML syntax error: {message}"
+
+
+def _unlimited(limit: float | None) -> float:
+    return math.inf if limit is None else limit
 
 
 def _replace(spec: BaseModel, source: str, **values: Any) -> BaseModel:

@@ -367,6 +367,27 @@ class BodySpec(_Spec):
         return self
 
 
+class MotorSpec(_Spec):
+    """A DC motor with a gearbox on a revolute or prismatic joint (physics.DCMotor)."""
+    resistance: Positive                      # ohm
+    torque_constant: Positive                 # N m/A = V s/rad
+    inductance: NonNegative = 0.0             # H
+    rotor_inertia: NonNegative = 0.0          # kg m^2
+    gear_ratio: Positive = 1.0                # rotor turns per joint turn (rad/m on a slider)
+    efficiency: Annotated[Real, Field(gt=0, le=1)] = 1.0
+    voltage_limit: Positive | None = None     # V, the supply; none: no limit
+    current_limit: Positive | None = None     # A
+    torque_limit: Positive | None = None      # N m (N on a slider)
+    voltage: Real = 0.0                       # V at the start
+
+    @model_validator(mode="after")
+    def _within_supply(self) -> "MotorSpec":
+        if self.voltage_limit is not None and abs(self.voltage) > self.voltage_limit:
+            raise problem((("voltage",), f"must be within +-{self.voltage_limit:g} V, "
+                                         "the voltage_limit"))
+        return self
+
+
 class JointSpec(_Spec):
     name: Name
     type: Literal["revolute", "prismatic", "spherical", "fixed"]
@@ -376,6 +397,7 @@ class JointSpec(_Spec):
     axis: Vec3 = (0.0, 0.0, 1.0)
     friction: _ranged("friction") = SETTINGS["friction"].default
     limits: tuple[Real, Real] | None = None
+    motor: MotorSpec | None = None
 
     @field_validator("axis")
     @classmethod
@@ -387,6 +409,9 @@ class JointSpec(_Spec):
         problems = []
         if self.body_a == self.body_b:
             problems.append((("body_b",), f'a joint cannot join body "{self.body_a}" to itself'))
+        if self.motor is not None and self.type in ("spherical", "fixed"):
+            problems.append((("motor",), f"not allowed on a {self.type} joint "
+                                         "(only revolute and prismatic)"))
         if self.type == "fixed" and self.friction > 0:
             problems.append((("friction",), "must be 0 on a fixed joint, which cannot slip"))
         if self.limits is not None:

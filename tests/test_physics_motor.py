@@ -127,3 +127,49 @@ def test_a_slider_motor_drives_at_its_no_load_speed():
     world.step(2000)
     assert world.joint_vel[0] == pytest.approx(8.0 / (0.02 * 200.0), rel=0.02)
     assert world.body_vel[1, 0] == pytest.approx(8.0 / (0.02 * 200.0), rel=0.02)
+
+
+MOTOR_SCENE = """
+description = "A wheel on a 10:1 gearmotor."
+duration = 0.5
+[world]
+dt = 0.001
+gravity = [0.0, 0.0, 0.0]
+[[bodies]]
+name = "wheel"
+shape = { type = "box", half_extents = [0.1, 0.1, 0.1] }
+mass = 1.0
+[[joints]]
+name = "axle"
+type = "revolute"
+body_a = "world"
+body_b = "wheel"
+motor = { resistance = 2.0, inductance = 0.002, torque_constant = 0.05, gear_ratio = 10.0, VOLTAGE }
+"""
+
+
+def test_a_scene_file_motor_runs_and_its_telemetry_reaches_the_csv(tmp_path):
+    import csv
+
+    from sharnir.app.cli import main
+
+    path = tmp_path / "motor.toml"
+    path.write_text(MOTOR_SCENE.replace("VOLTAGE", "voltage = 12.0, voltage_limit = 24.0"))
+    out = tmp_path / "motor.csv"
+    assert main(["run", str(path), "--duration", "0.5", "--csv", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert {"axle.voltage", "axle.current", "axle.torque", "axle.motor_speed"} <= set(rows[0])
+    last = rows[-1]
+    speed = float(last["axle.velocity"])
+    assert speed == pytest.approx(12.0 / (0.05 * 10.0), rel=0.02)       # no-load speed
+    assert float(last["axle.motor_speed"]) == pytest.approx(10.0 * speed)
+    assert float(last["axle.voltage"]) == 12.0
+
+
+def test_a_motor_beyond_its_supply_in_a_scene_file_names_the_field(tmp_path):
+    from sharnir.scenes import SceneError, read_scene
+
+    path = tmp_path / "motor.toml"
+    path.write_text(MOTOR_SCENE.replace("VOLTAGE", "voltage = 30.0, voltage_limit = 24.0"))
+    with pytest.raises(SceneError, match=r'joints\[0\] "axle".*motor.voltage.*24'):
+        read_scene(path)
