@@ -59,6 +59,13 @@ class SetFriction:
 
 
 @dataclass(frozen=True)
+class SetVoltage:
+    """The supply voltage (V) of the DC motor on a joint (by name or index)."""
+    joint: str | int
+    value: float
+
+
+@dataclass(frozen=True)
 class SetBodyForce:
     """A force at a body's centre of mass and a torque, world frame, acting until changed
     (send zeros to remove it). The mouse drag uses SetDrag, which the physics recomputes in
@@ -105,5 +112,6 @@ class Quit:
     """End the physics thread (see PhysicsThread.stop)."""
 
 
-Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetBodyForce
+Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetVoltage
+           | SetBodyForce
            | SetDrag | ClearDrag | MoveBody | Load | Quit)

@@ -26,7 +26,17 @@ from imgui_bundle import imgui, implot
 
 from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
 
-from .commands import Configure, Load, Pause, Reset, Resume, SetFriction, SetSpeed, Step
+from .commands import (
+    Configure,
+    Load,
+    Pause,
+    Reset,
+    Resume,
+    SetFriction,
+    SetSpeed,
+    SetVoltage,
+    Step,
+)
 from .physics_thread import SPEED_MAX, SPEED_MIN
 from .printable import from_printable, printable
 from .recent import RecentFiles
@@ -168,6 +178,55 @@ def request_friction(snapshot, send, joint, value):
     if v is not None:
         send(SetFriction(joint, v))
     return note
+
+
+def request_voltage(snapshot, send, joint, value):
+    """Set the supply voltage of the motor on `joint` (V), clamped to its voltage_limit."""
+    motors = {snapshot.joint_names[j]: motor for j, motor in snapshot.motors}
+    if joint not in motors:
+        return f"voltage: joint {joint!r} has no motor"
+    limit = motors[joint].voltage_limit
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return f"voltage: not a number ({value!r}); the previous value is kept"
+    if not math.isfinite(v):
+        return f"voltage: not a finite number ({value!r}); the previous value is kept"
+    note = None
+    if abs(v) > limit:
+        v = math.copysign(limit, v)
+        note = f"{joint} voltage clamped to {v:g} V (the motor's supply limit)"
+    send(SetVoltage(joint, v))
+    return note
+
+
+def draw_motors(snapshot, send, state):
+    """A voltage slider per DC motor, live, with its current, torque, rotor speed and power;
+    the hover shows what the motor is (stall torque, no-load speed, T_e at this voltage)."""
+    if not snapshot.motors or snapshot.motor_state is None:
+        return
+    if not imgui.collapsing_header("Motors", imgui.TreeNodeFlags_.default_open):
+        return
+    ms = snapshot.motor_state
+    for m, (j, motor) in enumerate(snapshot.motors):
+        name = snapshot.joint_names[j]
+        imgui.push_id(f"motor-{name}")
+        u = float(ms["voltage"][m])
+        top = motor.voltage_limit if math.isfinite(motor.voltage_limit) else max(24.0, abs(u))
+        imgui.set_next_item_width(200)
+        changed, value = imgui.slider_float(f"{name} (V)", u, -top, top, "%.2f V")
+        if changed:
+            _note(state, request_voltage(snapshot, send, name, value))
+        if imgui.is_item_hovered():
+            unit = "N" if snapshot.joint_coord_names[j] == "position" else "N m"
+            imgui.set_tooltip(
+                f"stall torque {motor.stall_torque(u):.3g} {unit}, no-load speed "
+                f"{motor.no_load_speed(u):.3g} /s, T_e = L/R {motor.electrical_time_constant:.3g}"
+                " s; Ctrl+click to type a value")
+        imgui.text(f"  {ms['current'][m]:.3g} A  {ms['torque'][m]:.3g} "
+                   f"{'N' if snapshot.joint_coord_names[j] == 'position' else 'N m'}  "
+                   f"rotor {ms['speed'][m]:.4g} rad/s  {ms['power'][m]:.3g} W")
+        imgui.pop_id()
 
 
 def toggle_pause(snapshot, send):
@@ -867,6 +926,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_scene(snapshot, send, state)
     draw_simulation(snapshot, send, state, frame_rate)
     draw_joints(snapshot, send, state)
+    draw_motors(snapshot, send, state)
     draw_selected(snapshot, drag)
     draw_solver(snapshot, send, state, plot_buffer)
     imgui.end_child()

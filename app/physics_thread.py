@@ -43,6 +43,7 @@ from .commands import (
     SetDrag,
     SetFriction,
     SetSpeed,
+    SetVoltage,
     Step,
 )
 from .printable import printable
@@ -261,6 +262,8 @@ class PhysicsThread(threading.Thread):
                 self._refusing("configure", self._world.configure, **settings)
             case SetFriction(joint=joint, value=value):
                 self._refusing("friction", self._world.set_friction, joint, value)
+            case SetVoltage(joint=joint, value=value):
+                self._refusing("voltage", self._world.set_voltage, joint, value)
             case SetBodyForce(body=body, force=force, torque=torque):
                 self._refusing("body force", self._world.set_body_force, body, force, torque)
             case SetDrag(body=body, point=point, target=target, quat=quat):
@@ -343,6 +346,7 @@ class PhysicsThread(threading.Thread):
             joint_coord_names=tuple(world.joint_coord_name(j)
                                     for j in range(len(world.joint_names))),
             body_mass=_read_only(world.body_mass), body_inertia=_read_only(world.body_inertia),
+            motors=tuple((j, motor) for j, motor in world.motors),
             joint_bodies=tuple(tuple(int(b) for b in pair) for pair in world.joint_bodies))
 
     # ---- publishing -------------------------------------------------------------------------
@@ -399,6 +403,7 @@ class PhysicsThread(threading.Thread):
             error=self._error, error_count=self._error_count, joint_anchor=anchor,
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
+            motor_state=_read_only_motors(w.motor_state),
             **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot
@@ -413,6 +418,11 @@ class PhysicsThread(threading.Thread):
                     self._snapshot, paused=self._paused, error=self._error,
                     error_count=self._error_count)
         self._changed = False
+
+
+def _read_only_motors(state):
+    """World.motor_state with read-only arrays (a snapshot's)."""
+    return {name: _read_only(value) for name, value in state.items()}
 
 
 def _read_only(a):

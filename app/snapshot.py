@@ -91,6 +91,9 @@ class Snapshot:
     body_mass: np.ndarray | None = None     # (nbody,) kg (0 for static and kinematic bodies)
     body_inertia: np.ndarray | None = None  # (nbody, 3) principal moments, kg m^2
     joint_bodies: tuple = ()        # (njoint,) (body A, body B) indices
+    motors: tuple = ()              # (joint index, physics.DCMotor) per motor
+    motor_state: Mapping[str, Any] | None = None  # World.motor_state after the last step:
+                                    # joint, voltage, current, torque, speed, power (nmotor,)
     joint_limits: tuple | None = None  # (njoint,) (lower, upper) or None per joint
     joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
     joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)

@@ -459,6 +459,12 @@ class World:
             self._state.motor_voltage[m] = u
 
     @property
+    def motors(self):
+        """[(joint index, DCMotor)] for every joint with a motor, in motor_state's order."""
+        return [(j, joint.motor) for j, joint in enumerate(self._joints)
+                if joint.motor is not None]
+
+    @property
     def motor_state(self):
         """The motors after the last step, as arrays over the joints that have one: joint
         (index), voltage (V), current (A), torque (the joint's, N m or N), speed (the rotor's,
