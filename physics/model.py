@@ -60,6 +60,11 @@ Model = namedtuple("Model", [
     "motor_joint",         # (nmotor,) int64 the joint each DC motor drives (motor.py)
     "motor_param",         # (nmotor, MOTOR_PARAMS) R, L, K_t, J_m, gear ratio, efficiency,
                            #   voltage, current and torque limits (motor.py's columns)
+    "motor_ctrl",          # (nmotor,) int64 controller: motor.CTRL_VOLTAGE, _POSITION, _VELOCITY
+    "motor_gain",          # (nmotor, 2) kp (V per rad, m, or rad/s), kd (V per rad/s or m/s)
+    "motor_traj",          # (nmotor, MOTOR_TRAJ) set-point: kind, then its numbers (motor.py)
+    "motor_key",           # (nkey, 2) keyframes (t, set-point) of every motor, in time order
+    "motor_key_range",     # (nmotor, 2) int64 first keyframe row and count
 ])
 
 State = namedtuple("State", [
@@ -84,6 +89,7 @@ State = namedtuple("State", [
     "motor_current",         # (nmotor,) A, at the end of the last step
     "motor_torque",          # (nmotor,) N m (N for a slider) the gear gives the joint, r eta K_t i
     "motor_speed",           # (nmotor,) rotor rad/s, r times the joint's rate
+    "motor_target",          # (nmotor,) the controller's last set-point (rad, m or a rate)
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
     "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
     "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
@@ -160,6 +166,7 @@ def make_state(nbody, njoint, nmotor=0):
         drag_param=np.zeros(4), drag_force=np.zeros(3), drag_torque=np.zeros(3),
         motor_voltage=np.zeros(nmotor), motor_current=np.zeros(nmotor),
         motor_torque=np.zeros(nmotor), motor_speed=np.zeros(nmotor),
+        motor_target=np.zeros(nmotor),
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),

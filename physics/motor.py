@@ -29,6 +29,10 @@ After the solve, i' = (P + J_r (w' - w)) / (h r eta K_t) is the current that imp
 so the telemetry (current, torque, rotor speed, power u i) is the one the bodies felt.
 Steady states on paper: no load w = u / (K_t r); stall torque r eta K_t u / R; current rising
 as 1 - exp(-t R / L); mechanical time constant (J_load + J_r) R / (r^2 eta K_t^2).
+
+Controllers (control_motors) set u each step from the joint's coordinate q and rate w at the
+step's start (a digital controller sampled at the physics rate) and a set-point at its end: a
+PD on q, or a P on w with the back-EMF feed-forward K_t r w*, saturated at the supply.
 """
 import math
 
@@ -139,3 +143,61 @@ def finish_motors(model, state, work, settings):
         state.motor_current[m] = current
         state.motor_torque[m] = r * eta * kt * current
         state.motor_speed[m] = r * rate
+
+
+# controllers (motor_ctrl): the voltage as set; PD on the joint's position; P on its rate with
+# the back-EMF feed-forward K_t r w*
+CTRL_VOLTAGE, CTRL_POSITION, CTRL_VELOCITY = 0, 1, 2
+# set-point sources (motor_traj[:, TRAJ_KIND]): a constant a0; a0 + a1 sin(2 pi a2 t + a3);
+# piecewise-linear keyframes (motor_key rows motor_key_range[m] = first, count), held after
+TRAJ_KIND, TRAJ_CONSTANT, TRAJ_SINE, TRAJ_KEYS, MOTOR_TRAJ = 0, 0, 1, 2, 5
+
+
+@njit(**_JIT)
+def set_point(model, m, t):
+    """The set-point (coordinate, rate) of motor m's controller at time t."""
+    tr = model.motor_traj[m]
+    kind = int(tr[TRAJ_KIND])
+    if kind == TRAJ_SINE:
+        w = 2.0 * math.pi * tr[3]
+        return (tr[1] + tr[2] * math.sin(w * t + tr[4]), tr[2] * w * math.cos(w * t + tr[4]))
+    if kind == TRAJ_KEYS:
+        first, count = model.motor_key_range[m, 0], model.motor_key_range[m, 1]
+        keys = model.motor_key
+        if count == 0:
+            return 0.0, 0.0
+        if t <= keys[first, 0]:
+            return keys[first, 1], 0.0
+        for k in range(first, first + count - 1):
+            t0, t1 = keys[k, 0], keys[k + 1, 0]
+            if t < t1:
+                rate = (keys[k + 1, 1] - keys[k, 1]) / (t1 - t0)
+                return keys[k, 1] + rate * (t - t0), rate
+        return keys[first + count - 1, 1], 0.0
+    return tr[1], 0.0
+
+
+@njit(**_JIT)
+def control_motors(model, state, settings):
+    """Each controlled motor's voltage for this step, from the joint's coordinate and rate at
+    the step's start and the set-point at its end, saturated at the supply:
+        position:  u = kp (q* - q) + kd (w* - w)
+        velocity:  u = kp (w* - w) + K_t r w*   (w* the set-point, a rate)
+    """
+    t = state.time[0] + settings.dt
+    for m in range(model.motor_joint.shape[0]):
+        mode = model.motor_ctrl[m]
+        if mode == CTRL_VOLTAGE:
+            continue
+        j = model.motor_joint[m]
+        q, w = state.joint_coord[j], state.joint_vel[j]
+        target, rate = set_point(model, m, t)
+        kp, kd = model.motor_gain[m, 0], model.motor_gain[m, 1]
+        p = model.motor_param[m]
+        if mode == CTRL_POSITION:
+            u = kp * (target - q) + kd * (rate - w)
+        else:  # the set-point is a rate
+            u = kp * (target - w) + p[M_KT] * p[M_GEAR] * target
+        state.motor_target[m] = target
+        limit = p[M_VOLTAGE_LIMIT]
+        state.motor_voltage[m] = max(-limit, min(limit, u))

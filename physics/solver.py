@@ -83,7 +83,7 @@ from .math3 import (
     rotation_vector,
 )
 from .model import ACC_E, ACC_I, ACC_L, ACC_LPRE, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
-from .motor import finish_motors, prepare_motors, solve_motors
+from .motor import control_motors, finish_motors, prepare_motors, solve_motors
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -820,6 +820,7 @@ def step(model, state, work, contacts, settings):
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
     follow_geometry(model, state, work, settings)
+    control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
     if contacts is not None:
         if touching:

@@ -29,6 +29,15 @@ from .joint import (  # noqa: E402
 )
 from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
 from .model import KINEMATIC as KIND_KINEMATIC
+from .motor import (
+    CTRL_POSITION,
+    CTRL_VELOCITY,
+    CTRL_VOLTAGE,
+    MOTOR_TRAJ,
+    TRAJ_CONSTANT,
+    TRAJ_KEYS,
+    TRAJ_SINE,
+)
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
 from .settings import SETTINGS, WORLD_SETTINGS
 from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
@@ -180,6 +189,7 @@ class _Joint:
     limits: tuple | None
     motor: "DCMotor | None" = None
     voltage: float = 0.0
+    controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
 
 
 @dataclass(frozen=True)
@@ -442,8 +452,63 @@ class World:
         self._invalidate()
         self.set_voltage(j, voltage)
 
+    def set_controller(self, joint, mode, *, kp=0.0, kd=0.0, target=0.0, sine=None,
+                       keyframes=None):
+        """Drive the motor on `joint` by a controller that sets its voltage every step,
+        saturated at the motor's supply:
+          mode "position": u = kp (q* - q) + kd (w* - w), q* the set-point (rad or m);
+          mode "velocity": u = kp (w* - w) + K_t r w*, w* the set-point (rad/s or m/s);
+          mode "voltage": no controller (the voltage stays as set_voltage left it).
+        The set-point is `target` (a constant), or `sine` = (offset, amplitude, frequency in
+        Hz[, phase in rad]), or `keyframes` = [(t, value), ...] (times rising; linear between
+        them, held after the last). Takes effect at the next step."""
+        j = self._joint_index(joint)
+        joint_ = self._joints[j]
+        where = f"joint {joint_.name!r}"
+        if joint_.motor is None:
+            raise ValueError(f"{where} has no motor")
+        modes = {"voltage": CTRL_VOLTAGE, "position": CTRL_POSITION, "velocity": CTRL_VELOCITY}
+        if mode not in modes:
+            raise ValueError(f"{where}: controller mode must be one of {sorted(modes)} "
+                             f"(got {mode!r})")
+        if modes[mode] == CTRL_VOLTAGE:
+            joint_.controller = None
+            self._invalidate()
+            return
+        gains = []
+        for name, value in (("kp", kp), ("kd", kd)):
+            v = float(value)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"{where}: {name} must be a finite number >= 0 (got {value})")
+            gains.append(v)
+        row, keys = np.zeros(MOTOR_TRAJ), ()
+        if sum(x is not None for x in (sine, keyframes)) > 1:
+            raise ValueError(f"{where}: give sine or keyframes, not both")
+        if sine is not None:
+            values = [float(x) for x in sine]
+            if len(values) not in (3, 4) or not all(map(math.isfinite, values)):
+                raise ValueError(f"{where}: sine must be (offset, amplitude, frequency[, phase])"
+                                 f", finite numbers (got {sine})")
+            row[:] = (TRAJ_SINE, *values, *([0.0] if len(values) == 3 else []))
+        elif keyframes is not None:
+            keys = tuple((float(t), float(v)) for t, v in keyframes)
+            times = [t for t, _ in keys]
+            if not keys or not all(math.isfinite(x) for k in keys for x in k) or any(
+                    b <= a for a, b in zip(times, times[1:])):
+                raise ValueError(f"{where}: keyframes must be (t, value) pairs of finite numbers"
+                                 " with rising times")
+            row[0] = TRAJ_KEYS
+        else:
+            t = float(target)
+            if not math.isfinite(t):
+                raise ValueError(f"{where}: target must be a finite number (got {target})")
+            row[:2] = (TRAJ_CONSTANT, t)
+        joint_.controller = (modes[mode], tuple(gains), row, keys)
+        self._invalidate()
+
     def set_voltage(self, joint, voltage):
-        """The supply voltage of the motor on `joint` (V), effective at the next step."""
+        """The supply voltage of the motor on `joint` (V), effective at the next step; a
+        controller on it is stopped (set_controller sets voltages itself)."""
         j = self._joint_index(joint)
         joint_ = self._joints[j]
         if joint_.motor is None:
@@ -454,6 +519,9 @@ class World:
             raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
                              f"+-{limit:g} V, the motor's supply limit (got {voltage})")
         joint_.voltage = u
+        if joint_.controller is not None:
+            joint_.controller = None
+            self._invalidate()
         if self._model is not None:
             m = int(np.flatnonzero(self._model.motor_joint == j)[0])
             self._state.motor_voltage[m] = u
@@ -472,6 +540,7 @@ class World:
         self._ready()
         s = self._state
         return dict(joint=self._model.motor_joint.copy(), voltage=s.motor_voltage.copy(),
+                    target=s.motor_target.copy(),
                     current=s.motor_current.copy(), torque=s.motor_torque.copy(),
                     speed=s.motor_speed.copy(), power=s.motor_voltage * s.motor_current)
 
@@ -543,7 +612,8 @@ class World:
             load_force=np.array([ld.force for ld in self._loads]).reshape(nl, 3),
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
             load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
-            motor_joint=None, motor_param=None,
+            motor_joint=None, motor_param=None, motor_ctrl=None, motor_gain=None,
+            motor_traj=None, motor_key=None, motor_key_range=None,
         )
         joint_child, tree_order, body_group, groups = build_tree(
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
@@ -556,9 +626,20 @@ class World:
         old = self._carry
         motored = [j for j, joint in enumerate(J) if joint.motor is not None]
         nm = len(motored)
+        ctrl = [J[j].controller or (CTRL_VOLTAGE, (0.0, 0.0), np.zeros(MOTOR_TRAJ), ())
+                for j in motored]
+        key_count = [len(c[3]) for c in ctrl]
+        key_first = np.concatenate([[0], np.cumsum(key_count)[:-1]]).astype(np.int64)
+        keys = [k for c in ctrl for k in c[3]]
         self._model = self._model._replace(
             motor_joint=np.array(motored, np.int64).reshape(nm),
-            motor_param=np.array([J[j].motor.row() for j in motored], float).reshape(nm, 9))
+            motor_param=np.array([J[j].motor.row() for j in motored], float).reshape(nm, 9),
+            motor_ctrl=np.array([c[0] for c in ctrl], np.int64).reshape(nm),
+            motor_gain=np.array([c[1] for c in ctrl], float).reshape(nm, 2),
+            motor_traj=np.array([c[2] for c in ctrl], float).reshape(nm, MOTOR_TRAJ),
+            motor_key=np.array(keys, float).reshape(len(keys), 2),
+            motor_key_range=np.stack([key_first[:nm], np.array(key_count, np.int64)],
+                                     axis=1).reshape(nm, 2))
         s = make_state(nb, nj, nm)
         s.motor_voltage[:] = [J[j].voltage for j in motored]
         for i, b in enumerate(bodies):

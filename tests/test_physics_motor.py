@@ -173,3 +173,73 @@ def test_a_motor_beyond_its_supply_in_a_scene_file_names_the_field(tmp_path):
     path.write_text(MOTOR_SCENE.replace("VOLTAGE", "voltage = 30.0, voltage_limit = 24.0"))
     with pytest.raises(SceneError, match=r'joints\[0\] "axle".*motor.voltage.*24'):
         read_scene(path)
+
+
+# ---- controllers ---------------------------------------------------------------------------
+
+def arm_axle(kp, kd, voltage_limit=24.0):
+    motor = DCMotor(resistance=1.0, inductance=0.0005, torque_constant=0.05, gear_ratio=20.0,
+                    voltage_limit=voltage_limit)
+    return axle(motor, 0.0, dt=0.002)
+
+
+def test_a_position_pd_settles_on_a_step_without_steady_error():
+    world = arm_axle(kp=0, kd=0)
+    world.set_controller("axle", "position", kp=40.0, kd=4.0, target=1.0)
+    rec = world.run(1500)
+    q = rec.joint[:, 0, 0]
+    assert q[-1] == pytest.approx(1.0, abs=1e-3)          # no load: no steady-state error
+    assert np.max(q) < 1.2                                 # a bounded overshoot
+    assert np.all(np.abs(world.motor_state["voltage"]) <= 24.0)
+
+
+def test_the_controller_saturates_at_the_supply_voltage():
+    world = arm_axle(kp=0, kd=0, voltage_limit=6.0)
+    world.set_controller("axle", "position", kp=1000.0, kd=0.0, target=5.0)
+    rec = world.run(50, record_bodies=False)
+    assert np.max(np.abs(rec.motor[:, 0, 0])) == 6.0      # the first steps ask for 5000 V
+    assert rec.motor[0, 0, 0] == 6.0
+
+
+def test_a_position_pd_follows_a_sine():
+    """At 0.5 Hz, well inside the loop's bandwidth, the tracking error stays small."""
+    world = arm_axle(kp=0, kd=0)
+    world.set_controller("axle", "position", kp=60.0, kd=3.0, sine=(0.0, 0.5, 0.5))
+    rec = world.run(4000)
+    t, q = rec.t[1000:], rec.joint[1000:, 0, 0]
+    assert np.max(np.abs(q - 0.5 * np.sin(2 * np.pi * 0.5 * t))) < 0.05
+
+
+def test_keyframes_are_followed_piecewise_linearly_and_held():
+    world = arm_axle(kp=0, kd=0)
+    world.set_controller("axle", "position", kp=60.0, kd=3.0,
+                         keyframes=[(0.0, 0.0), (1.0, 0.8), (2.0, 0.8), (2.5, -0.4)])
+    rec = world.run(2000)        # 4 s
+    q = rec.joint[:, 0, 0]
+    at = lambda s: q[round(s / 0.002) - 1]  # noqa: E731
+    assert at(2.0) == pytest.approx(0.8, abs=0.03)
+    assert at(4.0) == pytest.approx(-0.4, abs=0.01)
+    assert world.motor_state["target"][0] == pytest.approx(-0.4)
+
+
+def test_a_velocity_controller_holds_its_speed_against_friction():
+    """Sampled every step, P on the rate with the back-EMF feed-forward: against friction
+    tau_f the rate settles where kp (w* - w) + K_t r w* = K_t r w + R tau_f / (r K_t),
+    w = (kp + K_t r) w* / (kp + K_t r) - R tau_f / (r K_t (kp + K_t r)) = 4.933 rad/s."""
+    world = arm_axle(kp=0, kd=0)
+    world.set_friction("axle", 0.2)
+    world.set_controller("axle", "velocity", kp=2.0, target=5.0)
+    world.step(3000)
+    assert world.joint_vel[0] == pytest.approx(5.0 - 1.0 * 0.2 / (1.0 * 3.0), rel=0.005)
+
+
+def test_bad_controller_values_are_refused_with_their_name():
+    world = arm_axle(kp=0, kd=0)
+    with pytest.raises(ValueError, match="mode"):
+        world.set_controller("axle", "torque")
+    with pytest.raises(ValueError, match="kp"):
+        world.set_controller("axle", "position", kp=-1.0)
+    with pytest.raises(ValueError, match="keyframes"):
+        world.set_controller("axle", "position", kp=1.0, keyframes=[(1.0, 0.0), (0.5, 1.0)])
+    with pytest.raises(ValueError, match="sine"):
+        world.set_controller("axle", "position", kp=1.0, sine=(0.0, float("nan"), 1.0))
