@@ -190,6 +190,10 @@ def build_world(
                     voltage_limit=_unlimited(m.voltage_limit),
                     current_limit=_unlimited(m.current_limit),
                     torque_limit=_unlimited(m.torque_limit)), voltage=m.voltage)
+                c = m.controller
+                if c is not None:
+                    world.set_controller(joint.name, c.mode, kp=c.kp, kd=c.kd, target=c.target,
+                                         sine=c.sine, keyframes=c.keyframes)
     for i, load in enumerate(spec.loads):
         with _blame(source, f"loads[{i}]"):
             world.add_load(

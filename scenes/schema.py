@@ -367,6 +367,27 @@ class BodySpec(_Spec):
         return self
 
 
+class ControllerSpec(_Spec):
+    """What sets a motor's voltage every step (World.set_controller): a PD on the joint's
+    coordinate, or a P on its rate; the set-point is `target`, `sine` or `keyframes`."""
+    mode: Literal["position", "velocity"]
+    kp: NonNegative = 0.0
+    kd: NonNegative = 0.0
+    target: Real = 0.0
+    sine: tuple[Real, Real, Real] | tuple[Real, Real, Real, Real] | None = None
+    keyframes: list[tuple[Real, Real]] | None = None
+
+    @model_validator(mode="after")
+    def _one_set_point(self) -> "ControllerSpec":
+        if self.sine is not None and self.keyframes is not None:
+            raise problem((("keyframes",), "give sine or keyframes, not both"))
+        if self.keyframes is not None:
+            times = [t for t, _ in self.keyframes]
+            if not times or any(b <= a for a, b in zip(times, times[1:])):
+                raise problem((("keyframes",), "needs (t, value) pairs with rising times"))
+        return self
+
+
 class MotorSpec(_Spec):
     """A DC motor with a gearbox on a revolute or prismatic joint (physics.DCMotor)."""
     resistance: Positive                      # ohm
@@ -379,6 +400,7 @@ class MotorSpec(_Spec):
     current_limit: Positive | None = None     # A
     torque_limit: Positive | None = None      # N m (N on a slider)
     voltage: Real = 0.0                       # V at the start
+    controller: ControllerSpec | None = None  # sets the voltage every step
 
     @model_validator(mode="after")
     def _within_supply(self) -> "MotorSpec":

@@ -243,3 +243,26 @@ def test_bad_controller_values_are_refused_with_their_name():
         world.set_controller("axle", "position", kp=1.0, keyframes=[(1.0, 0.0), (0.5, 1.0)])
     with pytest.raises(ValueError, match="sine"):
         world.set_controller("axle", "position", kp=1.0, sine=(0.0, float("nan"), 1.0))
+
+
+def test_a_scene_file_controller_drives_the_joint_to_its_target(tmp_path):
+    from sharnir.scenes import load_scene
+
+    path = tmp_path / "servo.toml"
+    path.write_text(MOTOR_SCENE.replace(
+        "VOLTAGE", 'voltage_limit = 24.0, controller = { mode = "position", kp = 40.0, '
+                   'kd = 4.0, target = 1.0 }').replace("dt = 0.001", "dt = 0.002"))
+    world = load_scene(path)
+    world.step(1500)
+    assert world.joint_coord[0] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_scene_file_controller_with_falling_keyframe_times_names_the_field(tmp_path):
+    from sharnir.scenes import SceneError, read_scene
+
+    path = tmp_path / "servo.toml"
+    path.write_text(MOTOR_SCENE.replace(
+        "VOLTAGE", 'controller = { mode = "position", kp = 1.0, '
+                   'keyframes = [[1.0, 0.0], [0.5, 1.0]] }'))
+    with pytest.raises(SceneError, match=r"motor.controller.keyframes.*rising"):
+        read_scene(path)
