@@ -1,5 +1,5 @@
 """Sharnir: a real-time simulator of articulated rigid bodies with Coulomb joint friction and
-contacts, solved by warm-started sequential impulses (DC motors are not implemented yet). The
+contacts and DC motors in the joints, solved by warm-started sequential impulses. The
 source papers: docs/papers.md; the layout: ARCHITECTURE.md.
 
     from sharnir import World, load_scene
@@ -13,6 +13,7 @@ from sharnir.physics import (
                              Box,
                              Capsule,
                              Cylinder,
+                             DCMotor,
                              Ellipsoid,
                              Material,
                              Plane,
@@ -25,6 +26,6 @@ from sharnir.scenes import SceneError, build_world, load_scene, read_scene, ship
 
 __version__ = "0.1.0"
 
-__all__ = ["World", "Recording", "SimulationError", "Material", "Box", "Sphere", "Capsule",
-           "Cylinder", "Ellipsoid", "Plane", "SHAPES", "SceneError", "build_world", "load_scene",
-           "read_scene", "shipped_scenes", "__version__"]
+__all__ = ["World", "Recording", "SimulationError", "Material", "DCMotor", "Box", "Sphere",
+           "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES", "SceneError", "build_world",
+           "load_scene", "read_scene", "shipped_scenes", "__version__"]
