@@ -148,7 +148,8 @@ def finish_motors(model, state, work, settings):
 # controllers (motor_ctrl): the voltage as set; PD on the joint's position; P on its rate with
 # the back-EMF feed-forward K_t r w*
 CTRL_VOLTAGE, CTRL_POSITION, CTRL_VELOCITY = 0, 1, 2
-# set-point sources (motor_traj[:, TRAJ_KIND]): a constant a0; a0 + a1 sin(2 pi a2 t + a3);
+# set-point sources (motor_traj[:, TRAJ_KIND]): a constant a0 (aiming at the rate a1, 0 unless
+# World.set_target gives one); a0 + a1 sin(2 pi a2 t + a3);
 # piecewise-linear keyframes (motor_key rows motor_key_range[m] = first, count), held after
 TRAJ_KIND, TRAJ_CONSTANT, TRAJ_SINE, TRAJ_KEYS, MOTOR_TRAJ = 0, 0, 1, 2, 5
 
@@ -174,7 +175,7 @@ def set_point(model, m, t):
                 rate = (keys[k + 1, 1] - keys[k, 1]) / (t1 - t0)
                 return keys[k, 1] + rate * (t - t0), rate
         return keys[first + count - 1, 1], 0.0
-    return tr[1], 0.0
+    return tr[1], tr[2]
 
 
 @njit(**_JIT)

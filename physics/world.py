@@ -506,6 +506,33 @@ class World:
         joint_.controller = (modes[mode], tuple(gains), row, keys)
         self._invalidate()
 
+    def set_target(self, joint, target, rate=0.0):
+        """Move the constant set-point of the position or velocity controller on `joint`
+        (rad, m, or a rate), and for a position controller the rate it aims at (rad/s or m/s,
+        the kd term's w*): cheap, for calling every control tick (IK, user hooks), effective
+        at the next step. A sine or keyframe controller becomes a constant one."""
+        j = self._joint_index(joint)
+        joint_ = self._joints[j]
+        where = f"joint {joint_.name!r}"
+        if joint_.motor is None or joint_.controller is None:
+            raise ValueError(f"{where} has no position or velocity controller "
+                             "(set_controller first)")
+        t, w = float(target), float(rate)
+        if not (math.isfinite(t) and math.isfinite(w)):
+            raise ValueError(f"{where}: target and rate must be finite numbers "
+                             f"(got {target}, {rate})")
+        mode, gains, row, keys = joint_.controller
+        row = np.zeros(MOTOR_TRAJ)
+        row[:3] = (TRAJ_CONSTANT, t, w)
+        if keys:
+            joint_.controller = (mode, gains, row, ())
+            self._invalidate()
+            return
+        joint_.controller = (mode, gains, row, keys)
+        if self._model is not None:
+            m = int(np.flatnonzero(self._model.motor_joint == j)[0])
+            self._model.motor_traj[m] = row
+
     def set_voltage(self, joint, voltage):
         """The supply voltage of the motor on `joint` (V), effective at the next step; a
         controller on it is stopped (set_controller sets voltages itself)."""
