@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sharnir.app.snapshot import JOINT_CHANNELS, REACTION_CHANNELS, csv_columns, csv_header
 from sharnir.scenes import (
     SCENE_DIR,
     SceneError,
@@ -38,6 +39,7 @@ from sharnir.scenes import (
 )
 
 DEFAULT_SCENE = SCENE_DIR / "door.toml"
+REACTION_FIRST = JOINT_CHANNELS.index(REACTION_CHANNELS[0])
 ERROR_STATUS = 2
 INTERRUPTED_STATUS = 130
 PROGRESS_CHUNKS = 50
@@ -365,28 +367,15 @@ def _atomic_output(path, text):
         raise
 
 
-MOTOR_COLUMNS = ("voltage", "current", "torque", "motor_speed")
-
-
 def _write_csv(handle, world, rec):
     names = world.joint_names
-    header = ["t"]
-    for j, name in enumerate(names):
-        header += [f"{name}.{world.joint_coord_name(j)}", f"{name}.velocity", f"{name}.friction",
-                   f"{name}.sliding"]
-    motored = [names[j] for j in world.motor_state["joint"]]
-    for name in motored:
-        header += [f"{name}.{column}" for column in MOTOR_COLUMNS]
+    motored = [int(j) for j in world.motor_state["joint"]]
+    header = csv_header(names, [world.joint_coord_name(j) for j in range(len(names))], motored,
+                        [world.body_names[i] for i in rec.contact_bodies])
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(header)
-    sliding = rec.joint[:, :, 3].astype(int).tolist()
-    motors = (rec.motor.reshape(len(rec.t), -1).tolist() if motored
-              else [[] for _ in range(len(rec.t))])
-    for t, joints, slides, motor in zip(rec.t.tolist(), rec.joint.tolist(), sliding, motors):
-        row = [t]
-        for (coord, velocity, friction, _), slide in zip(joints, slides):
-            row += [coord, velocity, friction, slide]
-        writer.writerow(row + motor)
+    columns = [c.tolist() for c in csv_columns(rec.t, rec.joint, motored, rec.contact)]
+    writer.writerows(zip(*columns))
 
 
 def _write_npz(handle, world, rec):
@@ -407,6 +396,9 @@ def _write_npz(handle, world, rec):
         **{f"motor_{column}": (rec.motor[:, :, k] if rec.motor is not None and rec.motor.size
                                else np.zeros((len(rec.t), 0)))
            for k, column in enumerate(("voltage", "current", "torque", "speed"))},
+        joint_reaction=rec.joint[:, :, REACTION_FIRST:REACTION_FIRST + len(REACTION_CHANNELS)],
+        contact_bodies=np.array([world.body_names[i] for i in rec.contact_bodies], dtype=str),
+        contact_force=rec.contact,
     )
 
 

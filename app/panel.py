@@ -40,6 +40,7 @@ from .commands import (
 from .physics_thread import SPEED_MAX, SPEED_MIN
 from .printable import from_printable, printable
 from .recent import RecentFiles
+from .snapshot import JOINT_CHANNELS
 
 PLOT_SECONDS = 10.0
 # The ranges are physics.settings.SETTINGS (shared with the engine and scene files).
@@ -58,6 +59,20 @@ PLOT_CHANNELS = {
     "velocity": ("velocity", "deg/s", "m/s"),
     "friction": ("friction", "N m", "N"),
 }
+# More channels, in a menu beside them: the motors' telemetry (joints with a motor), the joint
+# sensors' reaction (|F| and |T| at the anchor) and the contact sensors (|F| on the body B of
+# each ticked joint, when that body has a contact sensor: a foot under its ankle).
+MORE_CHANNELS = {
+    "voltage": ("motor voltage", "V", "V"),
+    "current": ("motor current", "A", "A"),
+    "torque": ("motor torque / force", "N m", "N"),
+    "motor_speed": ("rotor speed", "rad/s", "rad/s"),
+    "reaction_force": ("joint reaction force", "N", "N"),
+    "reaction_torque": ("joint reaction torque", "N m", "N m"),
+    "contact_force": ("contact force", "N", "N"),
+}
+ALL_CHANNELS = {**PLOT_CHANNELS, **MORE_CHANNELS}
+MOTOR_PLOT_CHANNELS = ("voltage", "current", "torque", "motor_speed")
 PANEL_MIN_WIDTH = 320.0         # px; the panel's width can be dragged between these
 PANEL_MAX_SHARE = 0.75          # of the window's width
 MESSAGE_WRAP_EMS = 40           # notes and errors wrap at this many font sizes
@@ -69,7 +84,8 @@ PLOT_MIN_HEIGHT = 220.0         # px
 # N m; m, m/s, N): a stuck joint's rounding noise (1e-15) is a flat line at 0, not a
 # full-height scribble.  Friction also spans at least PLOT_MIN_FRICTION_SHARE of the
 # plotted joints' largest friction limit.
-PLOT_MIN_SPAN = {"coord": (0.05, 1e-3), "velocity": (0.05, 1e-3), "friction": (1e-3, 1e-3)}
+PLOT_MIN_SPAN = {"coord": (0.05, 1e-3), "velocity": (0.05, 1e-3), "friction": (1e-3, 1e-3),
+                 **{name: (1e-3, 1e-3) for name in MORE_CHANNELS}}
 PLOT_MIN_FRICTION_SHARE = 0.05
 PLOT_PAD = 0.08                 # room above and below the curves, a share of the span
 # One colour per joint (by its index), the same in the joints table and in every channel.
@@ -731,7 +747,7 @@ def draw_selected(snapshot, drag):
 def plot_axis_label(channel, coord_names):
     """The y-axis label of a channel for joints with these coordinate names, with the unit:
     rad / rad/s / N m for rotational joints, m / m/s / N for prismatic ones, both if mixed."""
-    label, rot_unit, lin_unit = PLOT_CHANNELS[channel]
+    label, rot_unit, lin_unit = ALL_CHANNELS[channel]
     prismatic = {c == "position" for c in coord_names} or {False}
     if channel == "coord":
         parts = [("angle", rot_unit)] * (False in prismatic) + [("position", lin_unit)] * (
@@ -743,7 +759,9 @@ def plot_axis_label(channel, coord_names):
             else "friction torque / force"
     elif channel == "velocity" and units == [rot_unit]:
         label = "angular velocity"
-    return f"{label} ({', '.join(units)})"
+    elif channel == "torque" and len(units) == 1:
+        label = {"N m": "motor torque", "N": "motor force"}[units[0]]
+    return f"{label} ({', '.join(dict.fromkeys(units))})"
 
 
 def plot_channel_names(coord_names):
@@ -805,11 +823,52 @@ def plot_y_limits(series, channel, coord_names, friction_limits=()):
     return middle - half, middle + half
 
 
+def plot_curves(snapshot, plot_buffer, channel, shown):
+    """[(name, colour index, (n,) series in the panel's units, unit)] of `channel` for the
+    ticked joints `shown`: the joint channels as they are (angles in degrees); the motor
+    channels for the joints with a motor; the reaction's magnitude; the contact force's
+    magnitude on each shown joint's body B that has a contact sensor (named by the body)."""
+    coords = plot_buffer.joint_coord_names
+    names = plot_buffer.joint_names
+    curves = []
+    if channel in PLOT_CHANNELS:
+        c = ("coord", "velocity", "friction").index(channel)
+        for j in shown:
+            unit = PLOT_CHANNELS[channel][2 if coords[j] == "position" else 1]
+            curves.append((names[j], j, plot_buffer.series(j, c)
+                           * display_scale(channel, coords[j]), unit))
+    elif channel in MOTOR_PLOT_CHANNELS:
+        for j in shown:
+            if j in plot_buffer.motored:
+                unit = MORE_CHANNELS[channel][2 if coords[j] == "position" else 1]
+                curves.append((names[j], j, plot_buffer.series(j, channel), unit))
+    elif channel in ("reaction_force", "reaction_torque"):
+        first = "fx" if channel == "reaction_force" else "tx"
+        k = JOINT_CHANNELS.index(first)
+        for j in shown:
+            v = plot_buffer.joint[j, k:k + 3]
+            curves.append((names[j], j, np.sqrt((v * v).sum(axis=0)),
+                           MORE_CHANNELS[channel][1]))
+    else:   # contact_force
+        seen = set()
+        pairs = snapshot.joint_bodies if snapshot.joint_names == names else ()
+        for j in shown:
+            b = pairs[j][1] if j < len(pairs) else -1
+            if b in plot_buffer.sensor_bodies and b not in seen:
+                seen.add(b)
+                curves.append((plot_buffer.sensor_names[plot_buffer.sensor_bodies.index(b)], j,
+                               plot_buffer.contact_series(b, "force"), "N"))
+    return [(name, j, np.ascontiguousarray(y, dtype=float), unit)
+            for name, j, y, unit in curves]
+
+
 def draw_plot(snapshot, state, plot_buffer):
-    """One channel (angle or position, velocity, friction) of the ticked joints over the
-    last PLOT_SECONDS of simulated time: every physics step, frozen while paused.  It fills
-    the room it is given (its own region at the panel's bottom), the CSV line under it."""
-    if state.plot_channel not in PLOT_CHANNELS:
+    """One channel (angle or position, velocity, friction; a motor's voltage, current,
+    torque, rotor speed; a joint's reaction; a contact sensor's force) of the ticked joints
+    over the last PLOT_SECONDS of simulated time: every physics step, frozen while paused.
+    It fills the room it is given (its own region at the panel's bottom), the CSV line
+    under it."""
+    if state.plot_channel not in ALL_CHANNELS:
         state.plot_channel = "velocity"
     names = plot_buffer.joint_names
     shown = [j for j, name in enumerate(names) if name in state.plotted]
@@ -821,16 +880,25 @@ def draw_plot(snapshot, state, plot_buffer):
         imgui.same_line()
         if imgui.radio_button(titles[channel], state.plot_channel == channel):
             state.plot_channel = channel
+    imgui.same_line()
+    more = [name for name in MORE_CHANNELS
+            if plot_buffer.motored or name not in MOTOR_PLOT_CHANNELS]
+    current = state.plot_channel if state.plot_channel in MORE_CHANNELS else None
+    imgui.set_next_item_width(-1)
+    if imgui.begin_combo("##more channels",
+                         MORE_CHANNELS[current][0] if current else "more..."):
+        for name in more:
+            if imgui.selectable(MORE_CHANNELS[name][0], name == current)[0]:
+                state.plot_channel = name
+        imgui.end_combo()
     channel = state.plot_channel
-    c = ("coord", "velocity", "friction").index(channel)
     ylabel = plot_axis_label(channel, shown_coords or plot_buffer.joint_coord_names)
     t = plot_buffer.t
-    ys = [np.ascontiguousarray(plot_buffer.series(j, c)
-                               * display_scale(channel, plot_buffer.joint_coord_names[j]))
-          for j in shown]
+    curves = plot_curves(snapshot, plot_buffer, channel, shown)
+    ys = [y for _, _, y, _ in curves]
     limits = [snapshot.friction_limit[j] for j in shown
               if j < len(snapshot.friction_limit) and snapshot.joint_names == names]
-    lo, hi = plot_y_limits(ys, channel, shown_coords, limits)
+    lo, hi = plot_y_limits(ys, channel, shown_coords, limits if channel == "friction" else ())
     style = imgui.get_style()
     below = imgui.get_frame_height() + style.item_spacing.y   # the CSV line
     flags = implot.Flags_.no_title | implot.Flags_.no_menus | implot.Flags_.no_box_select
@@ -838,13 +906,14 @@ def draw_plot(snapshot, state, plot_buffer):
         implot.setup_axes("sim time (s)", ylabel)
         implot.setup_axis_limits(implot.ImAxis_.x1, *_time_range(t), implot.Cond_.always)
         implot.setup_axis_limits(implot.ImAxis_.y1, lo, hi, implot.Cond_.always)
-        mixed = len(set(shown_coords)) > 1
-        for j, y in zip(shown, ys):
-            unit = PLOT_CHANNELS[channel][2 if plot_buffer.joint_coord_names[j] == "position"
-                                          else 1]
-            label = f"{names[j]} ({unit})" if mixed else names[j]
-            implot.plot_line(f"{label}###{names[j]}", t, y,
-                             implot.Spec(line_color=joint_colour(j)))
+        mixed = len({unit for _, _, _, unit in curves}) > 1
+        for name, j, y, unit in curves:
+            label = f"{name} ({unit})" if mixed else name
+            implot.plot_line(f"{label}###{name}", t, y, implot.Spec(line_color=joint_colour(j)))
+        if shown and not curves:
+            hint = ("no motor on the ticked joints" if channel in MOTOR_PLOT_CHANNELS
+                    else "no contact sensor on the ticked joints' bodies")
+            implot.plot_text(hint, sum(_time_range(t)) / 2.0, (lo + hi) / 2.0)
         if not shown:
             hint = ("tick a joint in the joints table to plot it" if names
                     else "this scene has no joints to plot")
@@ -856,8 +925,9 @@ def draw_plot(snapshot, state, plot_buffer):
     if imgui.button("Export CSV"):
         state.note = export_csv(plot_buffer, state.csv_path)
     if imgui.is_item_hovered():
-        imgui.set_tooltip("every joint's angle/position (rad/m), velocity, friction and "
-                          "sliding, one row per step of the plotted window")
+        imgui.set_tooltip("every joint's angle/position (rad/m), velocity, friction, "
+                          "sliding, motor and reaction, every contact sensor's force, one row "
+                          "per step of the plotted window")
 
 
 def export_csv(plot_buffer, path):

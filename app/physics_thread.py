@@ -347,7 +347,8 @@ class PhysicsThread(threading.Thread):
                                     for j in range(len(world.joint_names))),
             body_mass=_read_only(world.body_mass), body_inertia=_read_only(world.body_inertia),
             motors=tuple((j, motor) for j, motor in world.motors),
-            joint_bodies=tuple(tuple(int(b) for b in pair) for pair in world.joint_bodies))
+            joint_bodies=tuple(tuple(int(b) for b in pair) for pair in world.joint_bodies),
+            sensor_bodies=tuple(int(i) for i in world.sensor_bodies))
 
     # ---- publishing -------------------------------------------------------------------------
     def _report(self, message):
@@ -375,11 +376,12 @@ class PhysicsThread(threading.Thread):
         nj = len(self._static["joint_names"])
         first = self._step + 1 - sum(len(rec.t) for rec in self._pending)
         if not self._pending:
-            return Telemetry.empty(first, nj)
+            return Telemetry.empty(first, nj, len(self._static["sensor_bodies"]))
         recs, self._pending = self._pending, []
         chunk = Telemetry(first, np.concatenate([r.t for r in recs]),
                           np.concatenate([r.joint for r in recs]),
-                          np.concatenate([r.stats for r in recs]))
+                          np.concatenate([r.stats for r in recs]),
+                          np.concatenate([r.contact for r in recs]))
         now = time.perf_counter()
         self._history.append((now, chunk))
         self._history_rows += len(chunk)
@@ -404,6 +406,7 @@ class PhysicsThread(threading.Thread):
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
             motor_state=_read_only_motors(w.motor_state),
+            joint_reaction=w.joint_reaction, body_contact=w.body_contact,
             **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .snapshot import JOINT_CHANNELS, STAT_CHANNELS
+from .snapshot import CONTACT_CHANNELS, JOINT_CHANNELS, STAT_CHANNELS, csv_columns, csv_header
 
 MIN_CAPACITY = 1024
 # Other names of the joint channels: the coordinate is an angle (rad) for revolute and
@@ -37,14 +37,18 @@ class PlotBuffer:
         self.generation = None
         self.joint_names = ()
         self.joint_coord_names = ()
+        self.motored = ()          # joints with a motor
+        self.sensor_bodies = ()    # bodies with a contact sensor (Snapshot.sensor_bodies)
+        self.sensor_names = ()
         self.missed = 0        # steps of this generation that no fed snapshot still held
         self._last_step = 0    # the last step taken
-        self._allocate(0, 0)
+        self._allocate(0, 0, 0)
 
-    def _allocate(self, njoint, capacity):
+    def _allocate(self, njoint, nsensor, capacity):
         self._t = np.zeros(capacity)
         self._steps = np.zeros(capacity, np.int64)
         self._joint = np.zeros((njoint, len(JOINT_CHANNELS), capacity))
+        self._contact = np.zeros((nsensor, len(CONTACT_CHANNELS), capacity))
         self._stats = np.zeros((len(STAT_CHANNELS), capacity))
         self._lo = self._hi = 0  # the live rows are [lo, hi)
 
@@ -56,8 +60,11 @@ class PlotBuffer:
             self.generation = snapshot.generation
             self.joint_names = snapshot.joint_names
             self.joint_coord_names = snapshot.joint_coord_names
+            self.motored = tuple(j for j, _ in snapshot.motors)
+            self.sensor_bodies = snapshot.sensor_bodies
+            self.sensor_names = tuple(snapshot.body_names[i] for i in snapshot.sensor_bodies)
             self.missed = 0
-            self._allocate(len(snapshot.joint_names), 0)
+            self._allocate(len(snapshot.joint_names), len(snapshot.sensor_bodies), 0)
             self._last_step = history[0].first_step - 1 if history else snapshot.step
         added = 0
         for chunk in history:
@@ -80,6 +87,7 @@ class PlotBuffer:
         self._t[new] = chunk.t[rows]
         self._steps[new] = np.arange(chunk.first_step + rows.start, chunk.first_step + rows.stop)
         self._joint[:, :, new] = chunk.joint[rows].transpose(1, 2, 0)
+        self._contact[:, :, new] = chunk.contact[rows].transpose(1, 2, 0)
         self._stats[:, new] = chunk.stats[rows].T
         self._hi += k
         # Keep the last `seconds`: t grows with the step within one generation.
@@ -97,10 +105,12 @@ class PlotBuffer:
         live = slice(self._lo, self._hi)
         t, steps = self._t[live].copy(), self._steps[live].copy()
         joint, stats = self._joint[:, :, live].copy(), self._stats[:, live].copy()
+        contact = self._contact[:, :, live].copy()
         if capacity != self._t.shape[0]:
-            self._allocate(self._joint.shape[0], capacity)
+            self._allocate(self._joint.shape[0], self._contact.shape[0], capacity)
         self._t[:n], self._steps[:n], self._joint[:, :, :n], self._stats[:, :n] = \
             t, steps, joint, stats
+        self._contact[:, :, :n] = contact
         self._lo, self._hi = 0, n
 
     def clear(self):
@@ -128,8 +138,25 @@ class PlotBuffer:
 
     @property
     def joint(self):
-        """(njoint, 4, n): channels JOINT_CHANNELS of every joint."""
+        """(njoint, len(JOINT_CHANNELS), n): channels JOINT_CHANNELS of every joint."""
         return self._view(self._joint)
+
+    @property
+    def contact(self):
+        """(nsensor, 6, n): channels CONTACT_CHANNELS of every contact sensor body."""
+        return self._view(self._contact)
+
+    def contact_series(self, body, channel):
+        """(n,) a contact sensor's (body name or index into the world's bodies) channel: a
+        name in CONTACT_CHANNELS or "force" (the magnitude |F|), N or N m."""
+        i = (self.sensor_names.index(body) if isinstance(body, str)
+             else self.sensor_bodies.index(body))
+        if channel == "force":
+            return np.linalg.norm(self._view(self._contact[i, :3]), axis=0)
+        if channel not in CONTACT_CHANNELS:
+            raise KeyError(f"no contact channel {channel!r}; the channels are force, "
+                           f"{', '.join(CONTACT_CHANNELS)}")
+        return self._view(self._contact[i, CONTACT_CHANNELS.index(channel)])
 
     @property
     def stats(self):
@@ -138,7 +165,7 @@ class PlotBuffer:
 
     def series(self, joint, channel):
         """(n,) one joint's (name or index) channel: a name in JOINT_CHANNELS (or "angle" /
-        "position" for "coord"), or its index. Units: rad or m, rad/s or m/s, N m or N."""
+        "position" for "coord"), or its index. Units: rad or m, rad/s or m/s, N m or N, V, A."""
         j = self.joint_names.index(joint) if isinstance(joint, str) else joint
         if isinstance(channel, str):
             channel = CHANNEL_ALIASES.get(channel, channel)
@@ -150,19 +177,16 @@ class PlotBuffer:
 
     # ---- saving -----------------------------------------------------------------------------
     def to_csv(self, path):
-        """Write the rows as CSV, the columns of ``sharnir run --csv``: t, then for every
-        joint J: J.angle (J.position for prismatic joints), J.velocity, J.friction,
-        J.sliding (0 or 1). The file is replaced whole or not at all."""
+        """Write the rows as CSV, the columns of ``sharnir run --csv`` (snapshot.csv_header):
+        t, every joint's angle (or position), velocity, friction, sliding (0 or 1), the motors'
+        voltage, current, torque and rotor speed, every joint's reaction, every contact
+        sensor's force and torque. The file is replaced whole or not at all."""
         path = Path(path)
-        header = ["t"]
-        for name, coord in zip(self.joint_names, self.joint_coord_names):
-            header += [f"{name}.{coord}", f"{name}.velocity", f"{name}.friction",
-                       f"{name}.sliding"]
-        columns = [self.t.tolist()]
-        for per_joint in self.joint:
-            coord, velocity, friction, sliding = per_joint
-            columns += [coord.tolist(), velocity.tolist(), friction.tolist(),
-                        (sliding > 0.5).astype(int).tolist()]
+        header = csv_header(self.joint_names, self.joint_coord_names, self.motored,
+                            self.sensor_names)
+        columns = [c.tolist() for c in csv_columns(
+            self.t, self.joint.transpose(2, 0, 1), self.motored,
+            self.contact.transpose(2, 0, 1))]
         path.parent.mkdir(parents=True, exist_ok=True)
         # A hidden temporary file in the same folder, renamed over the target when complete.
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")

@@ -16,8 +16,16 @@ from typing import Any
 
 import numpy as np
 
-# The last axis of the joint telemetry (World.run's Recording.joint).
-JOINT_CHANNELS = ("coord", "velocity", "friction", "sliding")
+# The last axis of the joint telemetry (World.run's Recording.joint, physics.model.REC_*):
+# coordinate, rate, friction, sliding; the motor's voltage, current, torque and rotor speed
+# (0 without a motor); the 6-axis reaction on body B at the anchor (World.joint_reaction).
+JOINT_CHANNELS = ("coord", "velocity", "friction", "sliding", "voltage", "current", "torque",
+                  "motor_speed", "fx", "fy", "fz", "tx", "ty", "tz")
+MOTOR_CHANNELS = JOINT_CHANNELS[4:8]
+REACTION_CHANNELS = JOINT_CHANNELS[8:]
+# The last axis of a contact sensor's telemetry (Recording.contact, World.body_contact):
+# the summed contact force on the body, world, and its torque about the centre of mass.
+CONTACT_CHANNELS = ("fx", "fy", "fz", "tx", "ty", "tz")
 # The last axis of the solver statistics (Recording.stats).
 STAT_CHANNELS = ("iterations", "residual", "seconds")
 
@@ -39,17 +47,22 @@ class Telemetry:
     from 1 after a load or reset): row i is step first_step + i."""
     first_step: int
     t: np.ndarray       # (k,) simulated time after each step, s
-    joint: np.ndarray   # (k, njoint, 4) channels JOINT_CHANNELS
+    joint: np.ndarray   # (k, njoint, len(JOINT_CHANNELS)) channels JOINT_CHANNELS
     stats: np.ndarray   # (k, 3) channels STAT_CHANNELS
+    contact: np.ndarray | None = None  # (k, nsensor, 6) CONTACT_CHANNELS of the snapshot's
+                                       # sensor_bodies (None: (k, 0, 6))
 
     def __post_init__(self):
         _set(self, "first_step", int(self.first_step))
-        for name in ("t", "joint", "stats"):
+        if self.contact is None:
+            _set(self, "contact", np.zeros((len(self.t), 0, len(CONTACT_CHANNELS))))
+        for name in ("t", "joint", "stats", "contact"):
             _set(self, name, _frozen(getattr(self, name)))
 
     @classmethod
-    def empty(cls, first_step, njoint):
-        return cls(first_step, np.zeros(0), np.zeros((0, njoint, 4)), np.zeros((0, 3)))
+    def empty(cls, first_step, njoint, nsensor=0):
+        return cls(first_step, np.zeros(0), np.zeros((0, njoint, len(JOINT_CHANNELS))),
+                   np.zeros((0, 3)), np.zeros((0, nsensor, len(CONTACT_CHANNELS))))
 
     def __len__(self):
         return self.t.shape[0]
@@ -108,6 +121,10 @@ class Snapshot:
     drag_target: np.ndarray | None = None   # (3,) where the point is pulled (None: turning)
     drag_force: np.ndarray | None = None    # (3,) the drag force of the last step, at the point, N
     drag_torque: np.ndarray | None = None   # (3,) its torque about the centre of mass, N m
+    sensor_bodies: tuple = ()               # bodies whose contact force the telemetry carries
+                                            # (World.sensor_bodies)
+    joint_reaction: np.ndarray | None = None  # (njoint, 6) World.joint_reaction, last step
+    body_contact: np.ndarray | None = None    # (nbody, 6) World.body_contact, last step
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))
@@ -115,7 +132,7 @@ class Snapshot:
         _set(self, "friction_limit", _frozen(self.friction_limit))
         for name in ("joint_anchor", "joint_axis", "contact_point", "contact_normal",
                      "contact_force", "drag_point", "drag_point_vel", "drag_target", "drag_force",
-                     "drag_torque"):
+                     "drag_torque", "joint_reaction", "body_contact"):
             if getattr(self, name) is not None:
                 _set(self, name, _frozen(getattr(self, name)))
         if self.contact_sliding is not None:
@@ -123,7 +140,7 @@ class Snapshot:
         _set(self, "drag_body", int(self.drag_body))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
         for name in ("body_names", "body_shapes", "body_jointed", "joint_bodies", "joint_names",
-                     "joint_types",
+                     "joint_types", "sensor_bodies",
                      "joint_coord_names", "history"):
             _set(self, name, tuple(getattr(self, name)))
 
@@ -139,3 +156,39 @@ class Snapshot:
     @property
     def stats(self):
         return self.telemetry.stats
+
+
+# ---- CSV: the columns `sharnir run --csv` and the panel's plot export share ------------------
+def csv_header(joint_names, coord_names, motored, sensor_names):
+    """t; for every joint J: J.angle (J.position for a slider), J.velocity, J.friction,
+    J.sliding; for every joint with a motor (indices `motored`): J.voltage, J.current,
+    J.torque, J.motor_speed; for every joint: its reaction J.fx .. J.tz; for every contact
+    sensor body B: B.contact_fx .. B.contact_tz."""
+    header = ["t"]
+    for name, coord in zip(joint_names, coord_names):
+        header += [f"{name}.{coord}", f"{name}.velocity", f"{name}.friction", f"{name}.sliding"]
+    for j in motored:
+        header += [f"{joint_names[j]}.{c}" for c in MOTOR_CHANNELS]
+    for name in joint_names:
+        header += [f"{name}.{c}" for c in REACTION_CHANNELS]
+    for name in sensor_names:
+        header += [f"{name}.contact_{c}" for c in CONTACT_CHANNELS]
+    return header
+
+
+def csv_columns(t, joint, motored, contact):
+    """The columns of csv_header as arrays: t (n,), joint (n, njoint, len(JOINT_CHANNELS)),
+    contact (n, nsensor, 6); sliding as 0 or 1."""
+    columns = [np.asarray(t)]
+    for j in range(joint.shape[1]):
+        columns += [joint[:, j, 0], joint[:, j, 1], joint[:, j, 2],
+                    (joint[:, j, 3] > 0.5).astype(int)]
+    first = JOINT_CHANNELS.index(MOTOR_CHANNELS[0])
+    for j in motored:
+        columns += [joint[:, j, first + k] for k in range(len(MOTOR_CHANNELS))]
+    first = JOINT_CHANNELS.index(REACTION_CHANNELS[0])
+    for j in range(joint.shape[1]):
+        columns += [joint[:, j, first + k] for k in range(len(REACTION_CHANNELS))]
+    for s in range(contact.shape[1]):
+        columns += [contact[:, s, k] for k in range(len(CONTACT_CHANNELS))]
+    return columns

@@ -139,6 +139,8 @@ assert (N_LIN, M_LIN, M_ANG, M_MASS) == (3, 9, 33, 51)
 MU, MU_ROLL, MU_SPIN, RESTITUTION, MU_ALONG, AXIS = 0, 1, 2, 3, 4, 5
 # impulse columns
 P_N, P_T1, P_T2, P_R1, P_R2, P_S = 0, 1, 2, 3, 4, 5
+# columns of a body's contact wrench (State.body_contact): force, then torque
+WRENCH_FORCE, WRENCH_TORQUE = 0, 3
 
 ContactSet = namedtuple("ContactSet", [
     # persistent: this step's points (kept for the next step's warm start), in pair order
@@ -1200,3 +1202,58 @@ def _turn(q, r0, r1, r2):
     turned = quat_rotated((q[0], q[1], q[2], q[3]), (r0, r1, r2))
     for i in range(4):
         q[i] = turned[i]
+
+
+@njit(**_JIT)
+def contact_wrenches(model, state, contacts, h):
+    """Each body's contact sensor: the summed contact force on it (N) and its torque about the
+    centre of mass (N m), world, from the step's impulses (state.body_contact, force then
+    torque). Point i of a manifold pushes B by p_n,i n at its arm rB,i (and A by the opposite
+    at rA,i); the manifold's sliding impulse p_t1 t1 + p_t2 t2 acts at the centroid of its
+    points, its rolling and twisting impulses p_r1 t1 + p_r2 t2 + p_s n are torques:
+        F_B += f,  T_B += rB x f (+ the rolling and twisting torque),  and - for A."""
+    out = state.body_contact
+    out[:] = 0.0
+    if contacts.count[0] == 0:
+        return
+    inv_h = 1.0 / h
+    for m in range(contacts.man_count[0]):
+        first, end = contacts.man_first[m], contacts.man_first[m + 1]
+        a, b = contacts.body[first, 0], contacts.body[first, 1]
+        n = (contacts.normal[first, 0], contacts.normal[first, 1], contacts.normal[first, 2])
+        t1 = (contacts.tangent[first, 0, 0], contacts.tangent[first, 0, 1],
+              contacts.tangent[first, 0, 2])
+        t2 = (contacts.tangent[first, 1, 0], contacts.tangent[first, 1, 1],
+              contacts.tangent[first, 1, 2])
+        p = contacts.impulse[first]
+        k = 1.0 / (end - first)
+        ca = [0.0, 0.0, 0.0]   # the centroid's arms from A's and B's centres
+        cb = [0.0, 0.0, 0.0]
+        for c in range(first, end):
+            pn = contacts.impulse[c, P_N] * inv_h
+            f = (pn * n[0], pn * n[1], pn * n[2])
+            ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+            rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+            _add_wrench(out, b, f, rb, 1.0)
+            _add_wrench(out, a, f, ra, -1.0)
+            for q in range(3):
+                ca[q] += k * ra[q]
+                cb[q] += k * rb[q]
+        f = ((p[P_T1] * t1[0] + p[P_T2] * t2[0]) * inv_h,
+             (p[P_T1] * t1[1] + p[P_T2] * t2[1]) * inv_h,
+             (p[P_T1] * t1[2] + p[P_T2] * t2[2]) * inv_h)
+        _add_wrench(out, b, f, (cb[0], cb[1], cb[2]), 1.0)
+        _add_wrench(out, a, f, (ca[0], ca[1], ca[2]), -1.0)
+        for q in range(3):
+            tau = (p[P_R1] * t1[q] + p[P_R2] * t2[q] + p[P_S] * n[q]) * inv_h
+            out[b, WRENCH_TORQUE + q] += tau
+            out[a, WRENCH_TORQUE + q] -= tau
+
+
+@njit(**_JIT)
+def _add_wrench(out, i, f, r, sign):
+    """out[i] += sign (f, r x f)."""
+    tq = cross(r, f)
+    for q in range(3):
+        out[i, WRENCH_FORCE + q] += sign * f[q]
+        out[i, WRENCH_TORQUE + q] += sign * tq[q]

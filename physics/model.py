@@ -16,6 +16,13 @@ STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 # origin (3), inertia about the origin (6: xx, yy, zz, xy, xz, yz), a second angular momentum
 # (3) before the position pass and the kinetic energy (solver.keep_island_momentum)
 ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LPRE, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
+# a wrench: force (3) then torque (3)
+REACTION = 6
+# Recording.joint / rec_joint channels per joint and step (app.snapshot.JOINT_CHANNELS names
+# them): coordinate, rate, friction, sliding; the motor's voltage, current, torque, rotor
+# speed (0 without a motor); the reaction wrench (joint_reaction)
+(REC_COORD, REC_VEL, REC_FRICTION, REC_SLIDING, REC_VOLTAGE, REC_CURRENT, REC_TORQUE,
+ REC_MOTOR_SPEED, REC_REACTION, REC_CHANNELS) = 0, 1, 2, 3, 4, 5, 6, 7, 8, 14
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
 
 Model = namedtuple("Model", [
@@ -96,6 +103,12 @@ State = namedtuple("State", [
     "joint_friction_force",  # (njoint,) friction torque/force = p_fr / dt; spherical: its norm
     "joint_friction_vec",    # (njoint, 3) friction torque or force on body B, world
     "joint_sliding",         # (njoint,) bool: friction at its limit (dynamic friction)
+    "joint_reaction",        # (njoint, REACTION) the joint's 6-axis sensor: force (N) and torque
+                             #   (N m) that body A exerts on body B through the joint (every
+                             #   row: locks, limits, friction, motor), world frame, the torque
+                             #   about the anchor on B; J^T p / dt of the last step
+    "body_contact",          # (nbody, REACTION) summed contact force (N) on each body and its
+                             #   torque about the centre of mass (N m), world, the last step
     "solver_stats",          # (4,) iterations, final residual max|dp|, solve seconds,
                              #      1 + index of the first body found non-finite (0: none)
 ])
@@ -170,6 +183,7 @@ def make_state(nbody, njoint, nmotor=0):
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
+        joint_reaction=np.zeros((njoint, REACTION)), body_contact=np.zeros((nbody, REACTION)),
         solver_stats=np.zeros(4))
 
 

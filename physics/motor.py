@@ -26,7 +26,8 @@ row's effective mass k = 1 / (J M^-1 J^T) and its accumulated impulse P,
 
 clamped to |P| <= h tau_max (tau_max the smaller of the torque limit and r eta K_t i_max).
 After the solve, i' = (P + J_r (w' - w)) / (h r eta K_t) is the current that impulse took,
-so the telemetry (current, torque, rotor speed, power u i) is the one the bodies felt.
+so the telemetry (current, torque, rotor speed, power u i) is the one the bodies felt. P is
+warm started from the last step's, like the joints' rows.
 Steady states on paper: no load w = u / (K_t r); stall torque r eta K_t u / R; current rising
 as 1 - exp(-t R / L); mechanical time constant (J_load + J_r) R / (r^2 eta K_t^2).
 
@@ -88,7 +89,26 @@ def prepare_motors(model, state, work, settings):
         coef[C1] = gain * (1.0 - e) * kt * r / R + jr
         coef[P_MAX] = h * min(p[M_TORQUE_LIMIT], r * eta * kt * p[M_CURRENT_LIMIT])
         coef[RATE0] = rate
-        work.motor_impulse[m] = 0.0
+
+
+@njit(**_JIT)
+def warm_start_motors(model, work, vel, angvel, enabled):
+    """Start each motor row from the impulse of the last step (clamped to this step's bound),
+    applied: a motor holding a load against a stiff chain needs it, the Gauss-Seidel pass
+    between its row and the joints converges as slowly as their effective masses differ."""
+    for m in range(model.motor_joint.shape[0]):
+        bound = work.motor_coef[m, P_MAX]
+        p = max(-bound, min(bound, work.motor_impulse[m])) if enabled else 0.0
+        work.motor_impulse[m] = p
+        if p == 0.0:
+            continue
+        a, b = model.joint_body[model.motor_joint[m], 0], model.joint_body[model.motor_joint[m], 1]
+        w = work.motor_w[m]
+        for q in range(3):
+            vel[a, q] += p * w[q]
+            angvel[a, q] += p * w[3 + q]
+            vel[b, q] += p * w[6 + q]
+            angvel[b, q] += p * w[9 + q]
 
 
 @njit(**_JIT)

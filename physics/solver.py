@@ -26,7 +26,8 @@ Only this module knows the order of the stages of one step:
                               mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
                               angle limits and loop joints, and contact overlap, then the tree
                               pass again
-   11. report                 joint coordinate, velocity, friction, stick/slip
+   11. report                 joint coordinate, velocity, friction, stick/slip; the sensors:
+                              each joint's reaction wrench, each body's contact wrench
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
 """
@@ -53,6 +54,7 @@ from .constraint import (
     solve_position_block,
 )
 from .contact import (
+    contact_wrenches,
     detect_contacts,
     forced_approach,
     prepare_contacts,
@@ -82,8 +84,34 @@ from .math3 import (
     quat_to_mat,
     rotation_vector,
 )
-from .model import ACC_E, ACC_I, ACC_L, ACC_LPRE, ACC_MASS, ACC_MX, ACC_P, DYNAMIC, STATIC
-from .motor import control_motors, finish_motors, prepare_motors, solve_motors
+from .model import (
+    ACC_E,
+    ACC_I,
+    ACC_L,
+    ACC_LPRE,
+    ACC_MASS,
+    ACC_MX,
+    ACC_P,
+    DYNAMIC,
+    REACTION,
+    REC_COORD,
+    REC_CURRENT,
+    REC_FRICTION,
+    REC_MOTOR_SPEED,
+    REC_REACTION,
+    REC_SLIDING,
+    REC_TORQUE,
+    REC_VEL,
+    REC_VOLTAGE,
+    STATIC,
+)
+from .motor import (
+    control_motors,
+    finish_motors,
+    prepare_motors,
+    solve_motors,
+    warm_start_motors,
+)
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -217,6 +245,12 @@ def follow_geometry(model, state, work, settings):
                 worst = dp2
         if worst <= tol2:
             break
+    # the packed blocks' impulses to geometry_impulse too: it is a force the joint exerts
+    # (the centripetal pull of a swinging pendulum), reported by report_reactions
+    for k in range(work.block_count[0]):
+        if blocks[k, 3] != KIND_GENERAL and blocks[k, 1] < SLOT_LOWER:
+            for q in range(3):
+                p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
     kinetic_energy_by_island(model, state, work, after)
     restore_island_energy(model, state, work, before, after)
     momentum_follows_impulses(model, state, work)
@@ -505,6 +539,7 @@ def warm_start(model, state, work, settings):
     for k in range(work.block_count[0]):
         for q in range(3):
             work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
+    warm_start_motors(model, work, state.body_vel, state.body_angvel, settings.warm_start)
 
 
 @njit(**_JIT)
@@ -797,6 +832,49 @@ def report_joints(model, state, work, settings):
 
 
 @njit(**_JIT)
+def report_reactions(model, state, work, settings):
+    """Each joint's 6-axis sensor: the wrench body A exerts on body B through the joint, from
+    the step's accumulated impulses p of every row (locks, limits, friction), the motor's and
+    the equality rows' projection onto this step's poses (follow_geometry: the centripetal
+    share),
+        F = sum_r J_r,linB p_r / h,   T_c = sum_r J_r,angB p_r / h   (about B's centre),
+    moved to the anchor on B (rB from the centre):  T = T_c - rB x F."""
+    h = settings.dt
+    J = work.joint_J
+    out = state.joint_reaction
+    out[:] = 0.0
+    for j in range(model.joint_type.shape[0]):
+        for s in range(MAX_BLOCKS):
+            n = work.joint_rows[j, s]
+            for r in range(n):
+                p = state.joint_impulse[j, s, r]
+                if s < SLOT_LOWER:   # and the impulse that turned the velocities onto the
+                    p += work.geometry_impulse[j, s, r]   # joints at this step's poses
+                if p == 0.0:
+                    continue
+                for q in range(3):
+                    out[j, q] += J[j, s, r, 6 + q] * p
+                    out[j, 3 + q] += J[j, s, r, 9 + q] * p
+    for m in range(model.motor_joint.shape[0]):
+        j = model.motor_joint[m]
+        p = work.motor_impulse[m]
+        for q in range(3):
+            out[j, q] += work.motor_row[m, 6 + q] * p
+            out[j, 3 + q] += work.motor_row[m, 9 + q] * p
+    for j in range(model.joint_type.shape[0]):
+        b = model.joint_body[j, 1]
+        rb = quat_rotate((state.body_quat[b, 0], state.body_quat[b, 1], state.body_quat[b, 2],
+                          state.body_quat[b, 3]),
+                         (model.joint_local_anchor[j, 1, 0], model.joint_local_anchor[j, 1, 1],
+                          model.joint_local_anchor[j, 1, 2]))
+        f0, f1, f2 = out[j, 0] / h, out[j, 1] / h, out[j, 2] / h
+        out[j, 0], out[j, 1], out[j, 2] = f0, f1, f2
+        out[j, 3] = out[j, 3] / h - (rb[1] * f2 - rb[2] * f1)
+        out[j, 4] = out[j, 4] / h - (rb[2] * f0 - rb[0] * f2)
+        out[j, 5] = out[j, 5] / h - (rb[0] * f1 - rb[1] * f0)
+
+
+@njit(**_JIT)
 def first_nonfinite_body(state):
     for i in range(state.body_pos.shape[0]):
         for q in range(3):
@@ -839,6 +917,9 @@ def step(model, state, work, contacts, settings):
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
     report_joints(model, state, work, settings)
+    report_reactions(model, state, work, settings)
+    if contacts is not None:
+        contact_wrenches(model, state, contacts, settings.dt)
     state.time[0] += settings.dt
     state.step_count[0] += 1
     bad = first_nonfinite_body(state)
@@ -848,12 +929,14 @@ def step(model, state, work, contacts, settings):
 
 @njit(**_JIT)
 def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
-              rec_pos, rec_quat, rec_motor):
+              rec_pos, rec_quat, rec_contact, contact_bodies):
     """Run up to nsteps steps in one call; record each step into the arrays whose first
     dimension is at least nsteps (pass a zero-length first dimension to skip one):
-    rec_time (n,), rec_joint (n, njoint, 4) = coord, velocity, friction, sliding,
-    rec_stats (n, 3), rec_pos (n, nbody, 3), rec_quat (n, nbody, 4),
-    rec_motor (n, nmotor, 4) = voltage, current, torque, rotor speed.
+    rec_time (n,), rec_joint (n, njoint, REC_CHANNELS) = coord, velocity, friction, sliding,
+    the motor's voltage, current, torque and rotor speed (0 without one), the reaction
+    wrench (model.REC_* name the columns), rec_stats (n, 3), rec_pos (n, nbody, 3),
+    rec_quat (n, nbody, 4), rec_contact (n, len(contact_bodies), REACTION) the summed contact
+    wrench of the bodies contact_bodies (int64).
     Returns (steps done, status of the last step): fewer steps than asked when the state
     went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
     done)."""
@@ -865,10 +948,18 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
             rec_time[k] = state.time[0]
         if rec_joint.shape[0] > k:
             for j in range(rec_joint.shape[1]):
-                rec_joint[k, j, 0] = state.joint_coord[j]
-                rec_joint[k, j, 1] = state.joint_vel[j]
-                rec_joint[k, j, 2] = state.joint_friction_force[j]
-                rec_joint[k, j, 3] = 1.0 if state.joint_sliding[j] else 0.0
+                rec_joint[k, j, REC_COORD] = state.joint_coord[j]
+                rec_joint[k, j, REC_VEL] = state.joint_vel[j]
+                rec_joint[k, j, REC_FRICTION] = state.joint_friction_force[j]
+                rec_joint[k, j, REC_SLIDING] = 1.0 if state.joint_sliding[j] else 0.0
+                for q in range(REACTION):
+                    rec_joint[k, j, REC_REACTION + q] = state.joint_reaction[j, q]
+            for m in range(model.motor_joint.shape[0]):
+                j = model.motor_joint[m]
+                rec_joint[k, j, REC_VOLTAGE] = state.motor_voltage[m]
+                rec_joint[k, j, REC_CURRENT] = state.motor_current[m]
+                rec_joint[k, j, REC_TORQUE] = state.motor_torque[m]
+                rec_joint[k, j, REC_MOTOR_SPEED] = state.motor_speed[m]
         if rec_stats.shape[0] > k:
             for q in range(3):
                 rec_stats[k, q] = state.solver_stats[q]
@@ -876,12 +967,10 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
             rec_pos[k] = state.body_pos
         if rec_quat.shape[0] > k:
             rec_quat[k] = state.body_quat
-        if rec_motor.shape[0] > k:
-            for m in range(rec_motor.shape[1]):
-                rec_motor[k, m, 0] = state.motor_voltage[m]
-                rec_motor[k, m, 1] = state.motor_current[m]
-                rec_motor[k, m, 2] = state.motor_torque[m]
-                rec_motor[k, m, 3] = state.motor_speed[m]
+        if rec_contact.shape[0] > k:
+            for c in range(contact_bodies.shape[0]):
+                for q in range(REACTION):
+                    rec_contact[k, c, q] = state.body_contact[contact_bodies[c], q]
         if status != OK:
             return k + 1, status
     return nsteps, OK

@@ -27,7 +27,18 @@ from .joint import (  # noqa: E402
     PRISMATIC,
     REVOLUTE,
 )
-from .model import BODY_KINDS, DYNAMIC, STATIC, Model, make_settings, make_state, make_work  # noqa: E402
+from .model import (  # noqa: E402
+    BODY_KINDS,
+    DYNAMIC,
+    REACTION,
+    REC_CHANNELS,
+    REC_VOLTAGE,
+    STATIC,
+    Model,
+    make_settings,
+    make_state,
+    make_work,
+)
 from .model import KINEMATIC as KIND_KINEMATIC
 from .motor import (
     CTRL_POSITION,
@@ -256,14 +267,20 @@ class _Load:
 
 @dataclass
 class Recording:
-    """Per-step series from World.run: joint columns are coordinate, velocity, friction, sliding."""
+    """Per-step series from World.run. joint's channels (model.REC_*, named by
+    app.snapshot.JOINT_CHANNELS): coordinate, velocity, friction, sliding, the motor's voltage,
+    current, torque and rotor speed (0 without a motor), the reaction force and torque
+    (World.joint_reaction)."""
     t: np.ndarray            # (steps,)
-    joint: np.ndarray        # (steps, njoint, 4)
+    joint: np.ndarray        # (steps, njoint, REC_CHANNELS)
     stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
     body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
     body_quat: np.ndarray    # (steps, nbody, 4)
     motor: np.ndarray | None = None  # (steps, nmotor, 4) voltage, current, torque, rotor speed
                                      # of the motors (World.motor_state's order)
+    contact: np.ndarray | None = None  # (steps, len(contact_bodies), 6) the contact sensors:
+                                       # summed contact force and torque (World.body_contact)
+    contact_bodies: np.ndarray | None = None  # (k,) int64 the bodies of `contact`
     wall_s: float = 0.0      # wall-clock seconds spent stepping
 
 
@@ -283,6 +300,7 @@ class World:
         self._carry = None       # the running state a rebuild continues from
         self._settings = None
         self._config = {}
+        self._hook, self._hook_every = None, 1
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
                        budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse)
@@ -692,7 +710,11 @@ class World:
         # a world where nothing can touch steps a kernel compiled without the contact stages
         # (solver.step prunes them when contacts is None): half the compile, none of the cost
         m = self._model
-        self._contacts = (make_contacts(m.geom_kind.shape[0]) if _may_touch(m) else None)
+        # (a rebuild that changed only joints -- a grasp -- keeps the contacts' warm start)
+        ng = m.geom_kind.shape[0]
+        kept = self._contacts is not None and self._contacts.geom_pos.shape[0] == ng
+        self._contacts = ((self._contacts if kept else make_contacts(ng)) if _may_touch(m)
+                          else None)
         self._carry = None
 
     def _geoms(self, kind):
@@ -747,13 +769,14 @@ class World:
     def run(self, nsteps, record_bodies=False, chunk=0, progress=None):
         """Advance nsteps steps and return a Recording of every step. With `progress`, the
         steps run in chunks of `chunk` and progress(done, nsteps) is called after each."""
-        _, state, _ = self._ready()
+        model, state, _ = self._ready()
         nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
-        nm = state.motor_voltage.shape[0]
         rb = nsteps if record_bodies else 0
-        rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, 4)), np.zeros((nsteps, 3)),
-                        np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)),
-                        np.zeros((nsteps if nm else 0, nm, 4)))
+        sensors = self.sensor_bodies
+        rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, REC_CHANNELS)),
+                        np.zeros((nsteps, 3)), np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)),
+                        contact=np.zeros((nsteps, len(sensors), REACTION)),
+                        contact_bodies=sensors)
         chunk = chunk if chunk > 0 else nsteps
         done = 0
         wall = 0.0
@@ -764,22 +787,29 @@ class World:
             self._advance(k, (rec.t[sl], rec.joint[sl], rec.stats[sl],
                               rec.body_pos[sl] if rb else rec.body_pos,
                               rec.body_quat[sl] if rb else rec.body_quat,
-                              rec.motor[sl] if nm else rec.motor))
+                              rec.contact[sl], sensors))
             wall += time.perf_counter() - t0
             done += k
             if progress is not None:
                 progress(done, nsteps)
+        rec.motor = rec.joint[:, model.motor_joint, REC_VOLTAGE:REC_VOLTAGE + 4].copy()
         rec.wall_s = wall
         return rec
 
     def _advance(self, n, rec):
+        if self._hook is not None:
+            self._advance_hooked(n, rec)
+            return
         model, state, work = self._ready()
         if rec is None:
-            empty = _empty_records(state)
-            rec = empty
+            rec = _empty_records(state)
+        self._step_kernel(model, state, work, n, rec)
+
+    def _step_kernel(self, model, state, work, n, rec):
         done, status = 0, OVERFLOW
         while status == OVERFLOW:
-            rest = tuple(r[done:] if r.shape[0] else r for r in rec)
+            # (the last array is the contact sensors' body list, not a recording)
+            rest = tuple(r[done:] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
             k, status = step_many(model, state, work, self._contacts, self._settings, n - done,
                                   *rest)
             done += k
@@ -791,6 +821,81 @@ class World:
             raise SimulationError(
                 f"the simulation became non-finite at t = {state.time[0]:.6g} s "
                 f"(body {self._bodies[i].name!r}); check the parameters last changed")
+
+    def _advance_hooked(self, n, rec):
+        """One kernel call per step, the hook called before each (see set_hook)."""
+        for k in range(n):
+            model, state, work = self._ready()
+            if k % self._hook_every == 0:
+                self._call_hook()
+                model, state, work = self._ready()   # the hook may have grasped or released
+            one = (_empty_records(state) if rec is None
+                   else tuple(r[k:k + 1] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],))
+            if rec is not None and one[1].shape[1] != state.joint_coord.shape[0]:
+                # the joints changed under a recording: record no joint rows from here on
+                one = (one[0], np.zeros((0,) + one[1].shape[1:]), *one[2:])
+            self._step_kernel(model, state, work, 1, one)
+
+    # ---- user controllers -----------------------------------------------------------------------
+    def set_hook(self, hook, every=1):
+        """Call `hook(world)` before every `every`-th step (None removes it): a user's
+        controller in Python. It reads the sensors and joints (joint_coord, joint_vel,
+        joint_reaction, body_contact, motor_state, time: the state after the last step) and
+        acts through the live API (set_voltage for motors in voltage mode, set_target for
+        controlled ones, grasp / release, set_body_force). The world then steps one kernel
+        call per step instead of many: it costs the kernel call's overhead plus the hook's
+        own time per step (bench/results.md, "Controller hook"). An exception in the hook
+        propagates, with the step's time in its note; the state is that after the last step."""
+        if hook is not None and not callable(hook):
+            raise ValueError(f"the hook must be callable (got {type(hook).__name__})")
+        every = int(every)
+        if every < 1:
+            raise ValueError(f"every must be >= 1 (got {every})")
+        self._hook, self._hook_every = hook, every
+
+    @property
+    def hook(self):
+        return self._hook
+
+    def _call_hook(self):
+        try:
+            self._hook(self)
+        except Exception as exc:
+            exc.add_note(f"in the controller hook at t = {self.time:.6g} s")
+            raise
+
+    # ---- grasping -------------------------------------------------------------------------------
+    def grasp(self, hand, body, name=None, point=None):
+        """Hold `body` with `hand` where they are now: a fixed joint created at run time (its
+        reaction, joint_reaction, is what a force sensor in the hand reads; the pair stops
+        colliding while held). `point` (world) is the grip, by default the middle of the two
+        centres. Returns the joint's name; release(name) lets go. The joint is the last one,
+        so the indices of the others do not move."""
+        a, b = self._body_index(hand, "grasp"), self._body_index(body, "grasp")
+        if name is None:
+            k = 0
+            while f"grasp:{self._bodies[a].name}:{k}" in self.joint_names:
+                k += 1
+            name = f"grasp:{self._bodies[a].name}:{k}"
+        if point is None:
+            pa, pb = self._current_body_pose(a)[0], self._current_body_pose(b)[0]
+            point = 0.5 * (np.asarray(pa) + np.asarray(pb))
+        self.add_joint(name, "fixed", a, b, anchor=point)
+        return name
+
+    def release(self, joint):
+        """Remove a joint (a grasp) at run time; the joints after it move down by one."""
+        j = self._joint_index(joint)
+        if self._joints[j].motor is not None:
+            raise ValueError(f"joint {self._joints[j].name!r} has a motor: only a joint "
+                             "without one can be released")
+        if self._state is not None:
+            self._capture_state()
+            c = self._carry
+            self._carry = c._replace(joint_impulse=np.delete(c.joint_impulse, j, axis=0),
+                                     joint_coord=np.delete(c.joint_coord, j, axis=0))
+        del self._joints[j]
+        self._model = None
 
     # ---- live edits ---------------------------------------------------------------------------
     def set_friction(self, joint, value):
@@ -971,6 +1076,31 @@ class World:
     joint_friction_vec = property(lambda self: self._read("joint_friction_vec"))
     joint_sliding = property(lambda self: self._read("joint_sliding"))
     joint_impulse = property(lambda self: self._read("joint_impulse"))
+    # the sensors, of the last step: (njoint, 6) force (N) and torque (N m) that body A exerts
+    # on body B through each joint (all its rows and its motor), world frame, the torque about
+    # the anchor on B; (nbody, 6) each body's summed contact force and its torque about the
+    # centre of mass
+    joint_reaction = property(lambda self: self._read("joint_reaction"))
+    body_contact = property(lambda self: self._read("body_contact"))
+
+    def joint_reaction_local(self, joint):
+        """Joint `joint`'s reaction (force, torque) in its frame on body B (x = the joint
+        axis), as a force/torque sensor mounted there reads it: two 3-vectors."""
+        j = self._joint_index(joint)
+        _, state, _ = self._ready()
+        b = self._joints[j].bodies[1]
+        R = quat_to_matrix(_quat_mul(state.body_quat[b], self._joints[j].local_frame[1]))
+        w = state.joint_reaction[j]
+        return R.T @ w[:3], R.T @ w[3:]
+
+    @property
+    def sensor_bodies(self):
+        """(k,) int64 the bodies whose contact force is recorded every step (Recording.contact,
+        the app's plots, CSV): the dynamic bodies held by a joint that have a shape -- a
+        robot's feet and hands, a door. Any body's is in body_contact."""
+        held = {i for j in self._joints for i in j.bodies}
+        return np.array([i for i, b in enumerate(self._bodies)
+                         if b.kind == DYNAMIC and b.shape is not None and i in held], np.int64)
 
     @property
     def joint_friction_limit(self):
@@ -1122,6 +1252,5 @@ def _index(items, ref, kind, where):
 
 def _empty_records(state):
     nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
-    nm = state.motor_voltage.shape[0]
-    return (np.zeros(0), np.zeros((0, nj, 4)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
-            np.zeros((0, nb, 4)), np.zeros((0, nm, 4)))
+    return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
+            np.zeros((0, nb, 4)), np.zeros((0, 0, REACTION)), np.zeros(0, np.int64))

@@ -110,13 +110,20 @@ def test_csv_export_has_every_channel_of_every_step(plotted):
     assert out["csv_note"] == f"wrote {len(data['t'])} rows to {folder / 'plot.csv'}"
     with open(folder / "plot.csv", newline="") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["t", "hinge.angle", "hinge.velocity", "hinge.friction", "hinge.sliding"]
+    reaction = [f"hinge.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+    contact = [f"door.contact_{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+    assert rows[0] == ["t", "hinge.angle", "hinge.velocity", "hinge.friction",
+                       "hinge.sliding"] + reaction + contact
     table = np.array(rows[1:], dtype=float)
-    assert table.shape == (len(data["t"]), 5)
+    assert table.shape == (len(data["t"]), 17)
     assert np.array_equal(table[:, 0], data["t"])
     for c in range(3):
         assert np.array_equal(table[:, 1 + c], data["joint"][0, c])
     assert np.array_equal(table[:, 4], (data["joint"][0, 3] > 0.5).astype(float))
+    for c in range(6):
+        assert np.array_equal(table[:, 5 + c], data["joint"][0, 8 + c])
+    # the hinge holds the door up: its reaction's z is the door's weight
+    np.testing.assert_allclose(table[:, 7], 21.4565 * 9.81, rtol=1e-6)
 
 
 def test_screenshots_of_each_channel_differ(plotted):
@@ -144,6 +151,8 @@ def test_axis_labels_carry_the_units_of_the_plotted_joints():
     assert plot_channel_names(["position"])["coord"] == "position"
     assert plot_channel_names(["angle"])["coord"] == "angle"
     assert set(PLOT_CHANNELS) == {"coord", "velocity", "friction"}
+    assert plot_axis_label("torque", ["angle"]) == "motor torque (N m)"
+    assert plot_axis_label("contact_force", ["angle", "position"]) == "contact force (N)"
 
 
 class _Snap:
@@ -152,14 +161,17 @@ class _Snap:
     def __init__(self, generation, history, names=("slider", "hinge")):
         self.generation, self.history, self.step = generation, history, history[-1].last_step
         self.joint_names, self.joint_coord_names = names, ("position", "angle")
+        self.motors, self.sensor_bodies, self.body_names = (), (), ("world",)
 
 
 def test_plot_buffer_channels_by_name_and_alias():
-    joint = np.arange(5 * 2 * 4, dtype=float).reshape(5, 2, 4)
+    joint = np.arange(5 * 2 * 14, dtype=float).reshape(5, 2, 14)
     buffer = PlotBuffer()
     buffer.feed(_Snap(1, (Telemetry(1, np.arange(1, 6) * 0.01, joint, np.zeros((5, 3))),)))
     assert np.array_equal(buffer.series("slider", "position"), joint[:, 0, 0])
     assert np.array_equal(buffer.series("hinge", "angle"), joint[:, 1, 0])
     assert np.array_equal(buffer.series(1, "friction"), joint[:, 1, 2])
+    assert np.array_equal(buffer.series("hinge", "voltage"), joint[:, 1, 4])
+    assert np.array_equal(buffer.series("slider", "fz"), joint[:, 0, 10])
     with pytest.raises(KeyError, match="no channel"):
-        buffer.series("hinge", "torque")
+        buffer.series("hinge", "wobble")

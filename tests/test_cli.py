@@ -129,8 +129,12 @@ def test_human_summary_shows_the_angle_in_degrees_and_radians(door):
 
 def test_csv_has_a_header_and_one_row_per_step(door):
     header, data = read_csv(door[1] / "door.csv")
-    assert header == ["t", "hinge.angle", "hinge.velocity", "hinge.friction", "hinge.sliding"]
-    assert data.shape == (200, 5)
+    assert header == (["t", "hinge.angle", "hinge.velocity", "hinge.friction", "hinge.sliding"]
+                      + [f"hinge.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+                      + [f"door.contact_{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")])
+    assert data.shape == (200, 17)
+    # the hinge carries the door's weight (m g, paper 000's 21.4565 kg door)
+    np.testing.assert_allclose(data[:, 7], 21.4565 * 9.81, rtol=1e-6)
     assert set(np.unique(data[:, 4])) <= {0.0, 1.0}
 
 
