@@ -219,6 +219,8 @@ class PhysicsThread(threading.Thread):
             self._report(f"{exc}; paused (reset to start again)")
             return
         self._pending.append(rec)
+        if tuple(self._world.joint_names) != self._static["joint_names"]:
+            self._joints_changed()
         if rec.wall_s > 0.0:  # the time per step, for the next call's size
             self._step_s = max(rec.wall_s / k, 1e-7)
         self._step += k
@@ -349,6 +351,16 @@ class PhysicsThread(threading.Thread):
             motors=tuple((j, motor) for j, motor in world.motors),
             joint_bodies=tuple(tuple(int(b) for b in pair) for pair in world.joint_bodies),
             sensor_bodies=tuple(int(i) for i in world.sensor_bodies))
+
+    def _joints_changed(self):
+        """A controller hook grasped or released (a joint made or removed at run time): the
+        telemetry's columns change, so what was recorded is published and the plots start
+        afresh, as after a load, with the world and its time going on."""
+        self._publish()
+        step = self._step
+        self._install(self._world, self._scene)
+        self._step = step
+        self._changed = True
 
     # ---- publishing -------------------------------------------------------------------------
     def _report(self, message):

@@ -320,7 +320,9 @@ def test_the_plot_buffer_keeps_the_last_seconds_as_contiguous_arrays(start, tmp_
     buffer.to_csv(out)
     with open(out, newline="") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["t", "hinge.angle", "hinge.velocity", "hinge.friction", "hinge.sliding"]
+    assert rows[0][:5] == ["t", "hinge.angle", "hinge.velocity", "hinge.friction",
+                           "hinge.sliding"]
+    assert rows[0][5:11] == [f"hinge.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
     assert [float(r[0]) for r in rows[1:]] == t.tolist()
     assert [float(r[2]) for r in rows[1:]] == buffer.series("hinge", "velocity").tolist()
     assert {r[4] for r in rows[1:]} == {"1"}
