@@ -947,7 +947,7 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
         if rec_time.shape[0] > k:
             rec_time[k] = state.time[0]
         if rec_joint.shape[0] > k:
-            for j in range(rec_joint.shape[1]):
+            for j in range(min(rec_joint.shape[1], state.joint_coord.shape[0])):
                 rec_joint[k, j, REC_COORD] = state.joint_coord[j]
                 rec_joint[k, j, REC_VEL] = state.joint_vel[j]
                 rec_joint[k, j, REC_FRICTION] = state.joint_friction_force[j]
@@ -956,6 +956,8 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
                     rec_joint[k, j, REC_REACTION + q] = state.joint_reaction[j, q]
             for m in range(model.motor_joint.shape[0]):
                 j = model.motor_joint[m]
+                if j >= rec_joint.shape[1]:   # (a recording begun before a grasp changed
+                    continue                   # the joints holds the first ones)
                 rec_joint[k, j, REC_VOLTAGE] = state.motor_voltage[m]
                 rec_joint[k, j, REC_CURRENT] = state.motor_current[m]
                 rec_joint[k, j, REC_TORQUE] = state.motor_torque[m]

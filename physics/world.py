@@ -831,9 +831,8 @@ class World:
                 model, state, work = self._ready()   # the hook may have grasped or released
             one = (_empty_records(state) if rec is None
                    else tuple(r[k:k + 1] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],))
-            if rec is not None and one[1].shape[1] != state.joint_coord.shape[0]:
-                # the joints changed under a recording: record no joint rows from here on
-                one = (one[0], np.zeros((0,) + one[1].shape[1:]), *one[2:])
+            # (a grasp appends a joint, a release removes one: a recording begun before goes
+            # on with the joints it began with, the first ones)
             self._step_kernel(model, state, work, 1, one)
 
     # ---- user controllers -----------------------------------------------------------------------
@@ -865,12 +864,16 @@ class World:
             raise
 
     # ---- grasping -------------------------------------------------------------------------------
-    def grasp(self, hand, body, name=None, point=None):
-        """Hold `body` with `hand` where they are now: a fixed joint created at run time (its
+    def grasp(self, hand, body, name=None, point=None, kind="fixed"):
+        """Hold `body` with `hand` where they are now: a joint created at run time (its
         reaction, joint_reaction, is what a force sensor in the hand reads; the pair stops
         colliding while held). `point` (world) is the grip, by default the middle of the two
-        centres. Returns the joint's name; release(name) lets go. The joint is the last one,
-        so the indices of the others do not move."""
+        centres. kind "fixed" holds the body rigidly (a tool in a fist); "spherical" holds the
+        point and lets the hand turn about it (a hand round a handle: two hands on a wheel
+        then leave it its one turning freedom). Returns the joint's name; release(name) lets
+        go. The joint is the last one, so the indices of the others do not move."""
+        if kind not in ("fixed", "spherical"):
+            raise ValueError(f"grasp: kind must be 'fixed' or 'spherical' (got {kind!r})")
         a, b = self._body_index(hand, "grasp"), self._body_index(body, "grasp")
         if name is None:
             k = 0
@@ -880,7 +883,7 @@ class World:
         if point is None:
             pa, pb = self._current_body_pose(a)[0], self._current_body_pose(b)[0]
             point = 0.5 * (np.asarray(pa) + np.asarray(pb))
-        self.add_joint(name, "fixed", a, b, anchor=point)
+        self.add_joint(name, kind, a, b, anchor=point)
         return name
 
     def release(self, joint):

@@ -203,6 +203,10 @@ def build_world(
                 start=load.start,
                 end=math.inf if load.end is None else load.end,
             )
+    if spec.behaviour is not None:
+        behaviours = importlib.import_module("sharnir.scenes.behaviours")
+        with _blame(source, "behaviour"):
+            world.set_hook(behaviours.make(spec.behaviour.name, world))
     return world
 
 

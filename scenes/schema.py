@@ -9,6 +9,9 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     description = "free text"        # optional
     duration = 5.0                   # s, > 0, how long a headless run lasts by default, default 5
 
+    behaviour = { name = "valve_turn" }  # optional: a shipped controller (scenes/behaviours.py)
+                                     # that drives the robot; scene files run no code
+
     [world]                          # optional table; the ranges of [world] and [solver]
     gravity = [0.0, 0.0, -9.81]      # are listed under "Ranges" below
     dt = 0.01                        # s
@@ -465,10 +468,17 @@ class LoadSpec(_Spec):
         return self
 
 
+class BehaviourSpec(_Spec):
+    """A controller shipped with Sharnir that drives the scene (scenes/behaviours.py), by
+    name: scene files run no code of their own."""
+    name: Name
+
+
 class SceneSpec(_Spec):
     version: Annotated[int, Strict()] = SCHEMA_VERSION
     description: StrictStr = ""
     duration: Positive = 5.0
+    behaviour: BehaviourSpec | None = None
     world: WorldSpec = Field(default_factory=WorldSpec)
     solver: SolverSpec = Field(default_factory=SolverSpec)
     bodies: list[BodySpec] = []
