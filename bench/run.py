@@ -35,7 +35,8 @@ ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
 APP_SECTION = "## App (headless)"
-KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost")  # other scripts
+KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost",
+                 "## Robots")  # other scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not
 re-measured here:
