@@ -19,9 +19,13 @@ row's velocity is  Cdot_r = J_r . (vA, wA, vB, wB).  For one block of n rows
 The friction clamp is paper 000's ball (16): if ||p + dp|| > p_max the accumulated impulse is
 scaled onto the sphere of radius p_max; a spherical joint clamps its 3 rows jointly.
 
-Velocity pass bias: 0 for equality and friction rows (drift is removed by the position pass,
-which never touches velocities); for a limit row with gap C > 0, bias = C / h, so the limit
-lets the joint close the gap this step but not cross it (speculative limit).
+Velocity pass bias: 0 for friction rows; for a limit row with gap C > 0, bias = C / h, so the
+limit lets the joint close the gap this step but not cross it (speculative limit). Equality
+rows aim at the end of the step (solver.aim_at_step_end, a RATTLE/SHAKE step): with C_e the
+row's error at the poses the bodies would reach by drifting freely from their present
+velocities and momenta (x + h v, the torque-free rotation of L over h),
+    bias = C_e / h - J v,   so that   Cdot + bias = C_e(v') / h  to first order in v' - v,
+and the solved velocities carry the joint to C = 0 at t + h.
 
 Position pass ("separate impulses"): the same blocks are rebuilt at the current poses with
 their position error C and solved by dlambda = -K^-1 C, moved straight into the poses:
@@ -214,11 +218,11 @@ def _move_body(W, j, s, n, lam, col, i, pos, quat):
 # arithmetic: a POINT block has J_lin = -E (A), +E (B), so Cdot = vB - vA + J_angA wA +
 # J_angB wB; an ANGULAR block has J_lin = 0 and J_angA = -J_angB, so Cdot = J_angB (wB - wA);
 # a GENERAL block (prismatic rows) is solved from J, W, K^-1 with all 12 columns. Point blocks
-# keep J_angA, J_angB, the diagonals of W_linA, W_linB, W_angA, W_angB and K^-1; angular blocks
-# keep U = J_angB, W_angA, W_angB, K^-1 and the bias. Offsets:
-P_JA, P_JB, P_LA, P_LB, P_WA, P_WB, P_K = 0, 9, 18, 21, 24, 33, 42
+# keep J_angA, J_angB, the diagonals of W_linA, W_linB, W_angA, W_angB, K^-1 and the bias;
+# angular blocks keep U = J_angB, W_angA, W_angB, K^-1 and the bias. Offsets:
+P_JA, P_JB, P_LA, P_LB, P_WA, P_WB, P_K, P_BIAS = 0, 9, 18, 21, 24, 33, 42, 51
 A_U, A_WA, A_WB, A_K, A_BIAS = 0, 9, 18, 27, 36
-PACK = 51
+PACK = 54
 
 
 @njit(**_JIT)
@@ -226,6 +230,7 @@ def pack_block(J, W, kinv, bias, j, s, kind, out):
     """Copy block s of joint j into its record out (PACK,) for the packed solves."""
     if kind == KIND_POINT:
         for r in range(3):
+            out[P_BIAS + r] = bias[j, s, r]
             out[P_LA + r] = W[j, s, r, r]
             out[P_LB + r] = W[j, s, r, 6 + r]
             for c in range(3):
@@ -256,16 +261,16 @@ def _turn(d, k, oa, ob, d0, d1, d2, angvel, a, b, wa0, wa1, wa2, wb0, wb1, wb2):
 
 @njit(**_JIT)
 def solve_packed_point(d, p, k, vel, angvel, a, b):
-    """A point lock (3 equality rows): dp = -K^-1 Cdot, no clamp, applied with W. The record is
-    row k of d, the impulses row k of p (nblock, 3). Returns |dp|^2."""
+    """A point lock (3 equality rows): dp = -K^-1 (Cdot + bias), no clamp, applied with W. The
+    record is row k of d, the impulses row k of p (nblock, 3). Returns |dp|^2."""
     wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
     wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
     c0 = (vel[b, 0] - vel[a, 0] + d[k, 0] * wa0 + d[k, 1] * wa1 + d[k, 2] * wa2
-          + d[k, 9] * wb0 + d[k, 10] * wb1 + d[k, 11] * wb2)
+          + d[k, 9] * wb0 + d[k, 10] * wb1 + d[k, 11] * wb2 + d[k, 51])
     c1 = (vel[b, 1] - vel[a, 1] + d[k, 3] * wa0 + d[k, 4] * wa1 + d[k, 5] * wa2
-          + d[k, 12] * wb0 + d[k, 13] * wb1 + d[k, 14] * wb2)
+          + d[k, 12] * wb0 + d[k, 13] * wb1 + d[k, 14] * wb2 + d[k, 52])
     c2 = (vel[b, 2] - vel[a, 2] + d[k, 6] * wa0 + d[k, 7] * wa1 + d[k, 8] * wa2
-          + d[k, 15] * wb0 + d[k, 16] * wb1 + d[k, 17] * wb2)
+          + d[k, 15] * wb0 + d[k, 16] * wb1 + d[k, 17] * wb2 + d[k, 53])
     d0 = -(d[k, 42] * c0 + d[k, 43] * c1 + d[k, 44] * c2)
     d1 = -(d[k, 45] * c0 + d[k, 46] * c1 + d[k, 47] * c2)
     d2 = -(d[k, 48] * c0 + d[k, 49] * c1 + d[k, 50] * c2)

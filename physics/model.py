@@ -116,7 +116,10 @@ State = namedtuple("State", [
 Work = namedtuple("Work", [
     "body_rot",              # (nbody, 3, 3) rotation of the current pose
     "body_inv_inertia_world",  # (nbody, 3, 3) at the current pose
-    "body_free_angvel",      # (nbody, 3) w of the free rotation, before the joint impulses
+    "body_free_angvel",      # (nbody, 3) w before this step's impulses (their share of L)
+    "body_ball_held",        # (nbody,) bool: dynamic, held by ball joints and no other joint
+    "body_end_pos",          # (nbody, 3) x + h v: where the free drift would put the body
+    "body_end_quat",         # (nbody, 4) the torque-free rotation of L over h (solver.py)
     "body_force_acc",        # (nbody, 3)
     "body_torque_acc",       # (nbody, 3)
     "body_shift",            # (nbody, 3) positions before the tree pass
@@ -128,6 +131,8 @@ Work = namedtuple("Work", [
     "joint_J",               # (njoint, MAX_BLOCKS, 3, 12) row Jacobians
     "joint_W",               # (njoint, MAX_BLOCKS, 3, 12) M^-1 J^T per row
     "joint_C",               # (njoint, MAX_BLOCKS, 3)
+    "joint_J_end",           # (njoint, MAX_BLOCKS, 3, 12) scratch: rows at the drifted poses
+    "joint_C_end",           # (njoint, MAX_BLOCKS, 3) errors at the drifted poses
     "joint_kinv",            # (njoint, MAX_BLOCKS, 3, 3)
     "joint_bias",            # (njoint, MAX_BLOCKS, 3)
     "joint_rows",            # (njoint, MAX_BLOCKS) int64 rows active this step
@@ -192,13 +197,16 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
         body_free_angvel=np.zeros((nbody, 3)),
+        body_ball_held=np.zeros(nbody, np.bool_), body_end_pos=np.zeros((nbody, 3)),
+        body_end_quat=np.zeros((nbody, 4)),
         body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
         body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),
         island_energy=np.zeros((2, max(nisland, 1))),
         island_acc=np.zeros((max(nisland, 1), ISLAND_ACC)),
         geometry_impulse=np.zeros(blocks + (3,)),
         joint_J=np.zeros(blocks + (3, 12)), joint_W=np.zeros(blocks + (3, 12)),
-        joint_C=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
+        joint_C=np.zeros(blocks + (3,)), joint_J_end=np.zeros(blocks + (3, 12)),
+        joint_C_end=np.zeros(blocks + (3,)), joint_kinv=np.zeros(blocks + (3, 3)),
         joint_bias=np.zeros(blocks + (3,)), joint_rows=np.zeros(blocks, np.int64),
         joint_clamped=np.zeros(blocks, np.bool_), block_count=np.zeros(1, np.int64),
         block_list=np.zeros((njoint * MAX_BLOCKS, 6), np.int64),
