@@ -94,7 +94,7 @@ State = namedtuple("State", [
     "drag_torque",           # (3,) the last step's drag torque about the centre of mass, N m
     "motor_voltage",         # (nmotor,) V, set live
     "motor_current",         # (nmotor,) A, at the end of the last step
-    "motor_torque",          # (nmotor,) N m (N for a slider) the gear gives the joint, r eta K_t i
+    "motor_torque",          # (nmotor,) N m (N for a slider) the joint got: its impulse / h
     "motor_speed",           # (nmotor,) rotor rad/s, r times the joint's rate
     "motor_target",          # (nmotor,) the controller's last set-point (rad, m or a rate)
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start

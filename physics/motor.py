@@ -24,9 +24,11 @@ row's effective mass k = 1 / (J M^-1 J^T) and its accumulated impulse P,
 
     dP = (c0 - c1 w' - P) / (1 + c1 / k),   w' the row's current rate,
 
-clamped to |P| <= h tau_max (tau_max the smaller of the torque limit and r eta K_t i_max).
-After the solve, i' = (P + J_r (w' - w)) / (h r eta K_t) is the current that impulse took,
-so the telemetry (current, torque, rotor speed, power u i) is the one the bodies felt. P is
+At the current limit the motor gives r eta K_t i_max, the rotor takes its share and the joint
+the rest: P = s h r eta K_t i_max - J_r (w' - w), s the sign, again implicit in w'; the joint's
+|P| <= h tau_max (the torque limit). After the solve, i' = (P + J_r (w' - w)) / (h r eta K_t)
+is the current that impulse took and P / h the joint's torque, so the telemetry (current,
+torque, rotor speed, power u i) is the one the bodies felt. P is
 warm started from the last step's, like the joints' rows.
 Steady states on paper: no load w = u / (K_t r); stall torque r eta K_t u / R; current rising
 as 1 - exp(-t R / L); mechanical time constant (J_load + J_r) R / (r^2 eta K_t^2).
@@ -45,8 +47,9 @@ _JIT = dict(nogil=True, cache=True, fastmath={"contract"})
 # motor_param columns
 (M_RESISTANCE, M_INDUCTANCE, M_KT, M_ROTOR_INERTIA, M_GEAR, M_EFFICIENCY, M_VOLTAGE_LIMIT,
  M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)
-# motor_coef columns: k (effective mass), c0, c1, largest impulse, rate at the step's start
-K_EFF, C0, C1, P_MAX, RATE0, MOTOR_COEFS = range(6)
+# motor_coef columns: k (effective mass), c0, c1, largest impulse (torque limit), rate at the
+# step's start, h r eta K_t, J_r, the current limit
+K_EFF, C0, C1, P_MAX, RATE0, GAIN, J_ROTOR, I_MAX, MOTOR_COEFS = range(9)
 
 
 @njit(**_JIT)
@@ -87,8 +90,11 @@ def prepare_motors(model, state, work, settings):
         coef[C0] = gain * (e * state.motor_current[m] + (1.0 - e) * state.motor_voltage[m] / R) \
             + jr * rate
         coef[C1] = gain * (1.0 - e) * kt * r / R + jr
-        coef[P_MAX] = h * min(p[M_TORQUE_LIMIT], r * eta * kt * p[M_CURRENT_LIMIT])
+        coef[P_MAX] = h * p[M_TORQUE_LIMIT]
         coef[RATE0] = rate
+        coef[GAIN] = gain
+        coef[J_ROTOR] = jr
+        coef[I_MAX] = p[M_CURRENT_LIMIT]
 
 
 @njit(**_JIT)
@@ -129,6 +135,14 @@ def solve_motors(model, work, vel, angvel):
                 + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
         old = work.motor_impulse[m]
         new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
+        # the current that impulse takes, the rotor spun up to the rate it leaves:
+        # i' = (P + J_r (w' - w0)) / gain,  w' = rate + (P - old) / k
+        jr, gain = coef[J_ROTOR], coef[GAIN]
+        drive = new + jr * (rate + (new - old) / k - coef[RATE0])
+        limit = gain * coef[I_MAX]
+        if abs(drive) > limit:   # at the current limit: the torque K_t i_max spins the rotor
+            held = limit if drive > 0.0 else -limit    # and drives the joint with the rest
+            new = (held - jr * (rate - old / k - coef[RATE0])) / (1.0 + jr / k)
         new = max(-coef[P_MAX], min(coef[P_MAX], new))
         dp = new - old
         work.motor_impulse[m] = new
@@ -161,7 +175,7 @@ def finish_motors(model, state, work, settings):
         impulse = work.motor_impulse[m] + jr * (rate - work.motor_coef[m, RATE0])
         current = impulse / (h * r * eta * kt)
         state.motor_current[m] = current
-        state.motor_torque[m] = r * eta * kt * current
+        state.motor_torque[m] = work.motor_impulse[m] / h   # what the joint got
         state.motor_speed[m] = r * rate
 
 

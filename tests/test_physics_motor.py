@@ -75,6 +75,32 @@ def test_power_balance_at_steady_state():
     assert s["power"][0] == pytest.approx(tau * w + i * i * 2.0, rel=0.02)
 
 
+def test_a_stalled_motor_at_its_current_limit_reports_the_limit_and_its_torque():
+    """Stall current u / R = 6 A above the 2 A limit: i = 2 A, joint torque r eta K_t 2 A."""
+    motor = DCMotor(resistance=2.0, inductance=0.002, torque_constant=0.05, gear_ratio=10.0,
+                    efficiency=0.8, current_limit=2.0)
+    world = axle(motor, 12.0, limits=(-1e-6, 1e-6))
+    world.step(500)
+    s = world.motor_state
+    assert s["current"][0] == pytest.approx(2.0, rel=1e-6)
+    assert s["torque"][0] == pytest.approx(10.0 * 0.8 * 0.05 * 2.0, rel=1e-6)
+
+
+def test_a_current_limited_start_accelerates_rotor_and_load_by_the_limited_torque():
+    """Spinning up from rest at the 1 A limit (L = 0, high voltage): the motor's torque
+    r K_t i_max drives load and reflected rotor, dw/dt = r K_t i_max / (I + r^2 J_m); the
+    joint gets I dw/dt of it and the reported current never passes the limit."""
+    r, kt, jm = 10.0, 0.05, 2e-5
+    motor = DCMotor(resistance=2.0, torque_constant=kt, gear_ratio=r, rotor_inertia=jm,
+                    current_limit=1.0)
+    world = axle(motor, 24.0, dt=0.0005)
+    rec = world.run(200)
+    accel = r * kt * 1.0 / (I_LOAD + r * r * jm)
+    assert rec.joint[-1, 0, 1] == pytest.approx(accel * rec.t[-1], rel=1e-3)
+    assert np.max(np.abs(rec.motor[:, 0, 1])) <= 1.0 + 1e-9
+    assert world.motor_state["torque"][0] == pytest.approx(I_LOAD * accel, rel=1e-3)
+
+
 def test_friction_above_the_stall_torque_keeps_the_joint_still():
     motor = DCMotor(resistance=2.0, torque_constant=0.05, gear_ratio=10.0)
     world = axle(motor, 1.0, friction=motor.stall_torque(1.0) * 1.5)
