@@ -421,7 +421,7 @@ ROBOT, FLOOR, NONE = 1, 2, 4      # collision bits: links touch the floor, never
 
 
 def biped(path, duration=44.0, kp_leg=100.0, kd_leg=1.0, kp_arm=60.0, kd_arm=0.0):
-    """Paper 002's anthropomorphic robot (15 links, 1.2 m, 31 kg) standing on two feet in
+    """Paper 002's anthropomorphic robot (17 links, 1.28 m, 36.2 kg) standing on two feet in
     front of a valve; its behaviour (scenes/behaviours.py "valve_turn") turns the valve."""
     def box(name, half, pos, mass, **kw):
         return {"name": name, "shape": {"type": "box", "half_extents": list(half)},
@@ -489,13 +489,22 @@ def biped(path, duration=44.0, kp_leg=100.0, kd_leg=1.0, kp_arm=60.0, kd_arm=0.0
                 "mass": 1.5, "pos": list(VALVE_CENTRE),
                 "quat": list(quat_about((0.0, 1.0, 0.0), math.pi / 2)),
                 "group": NONE, "mask": 0}]
+    # its stand (static, touching nothing): a post on the floor behind the wheel and the
+    # axle's housing between them
+    cx, cz = VALVE_CENTRE[0], VALVE_CENTRE[2]
+    bodies += [{"name": "valve_stand", "kind": "static",
+                "shape": {"type": "box", "half_extents": [0.025, 0.04, 0.5 * (cz + 0.04)]},
+                "pos": [cx + 0.075, 0.0, 0.5 * (cz + 0.04)], "group": NONE, "mask": 0},
+               {"name": "valve_housing", "kind": "static",
+                "shape": {"type": "box", "half_extents": [0.025, 0.015, 0.015]},
+                "pos": [cx + 0.04, 0.0, cz], "group": NONE, "mask": 0}]
     joints += [joint("valve", "revolute", "world", "valve_wheel", VALVE_CENTRE,
                      axis=(1.0, 0.0, 0.0), friction=1.0)]
     comment = """\
 Paper 002's anthropomorphic robot in front of a valve.
 
-Fifteen links (pelvis, torso, head, thighs, shanks, feet, shoulders, upper arms, forearms,
-hands), 1.2 m tall and 31 kg. Geared DC motors (200:1 in the legs and waist, 120:1 in the
+Seventeen links (pelvis, torso, head, thighs, shanks, feet, shoulders, upper arms, forearms,
+hands), 1.28 m tall and 36.2 kg. Geared DC motors (200:1 in the legs and waist, 120:1 in the
 arms; R = 1 ohm, K_t = 0.05 N m/A, 48 V supply) drive the hips, knees, ankles, waist,
 shoulders (pitch and roll) and elbows, each under a PD position controller holding the
 standing pose; every joint has Coulomb friction. The feet stand on the floor through contacts
@@ -503,12 +512,13 @@ with restitution 0.2 and a friction cone of mu = 0.8. The links touch the floor 
 other.
 
 The valve is a hand wheel of radius 0.12 m on a revolute joint named `valve` (1 N m of
-friction), its axle pointing at the robot's chest. The behaviour `valve_turn`
+friction), its axle pointing at the robot's chest, on a stand (a post and the axle's
+housing, static, touching nothing). The behaviour `valve_turn`
 (scenes/behaviours.py) stands for 30 s, then drives the hands by inverse kinematics onto the
 rim, grasps it with both hands, turns it (commanded 100 degrees: the arms lag a few) and back with force feedback from the
 hand sensors (the grips' reactions), lets go and lowers the arms."""
     return write_scene(path, comment=comment,
-                       description="Paper 002's biped: 15 links, DC motors, feet on the floor; "
+                       description="Paper 002's biped: 17 links, DC motors, feet on the floor; "
                                    "it stands 30 s, then turns the valve 90 degrees and back.",
                        duration=duration, world={"dt": 1 / 240},
                        solver={"iterations": 20}, bodies=bodies, joints=joints,
