@@ -35,7 +35,7 @@ import math
 
 from numba import njit
 
-from .math3 import inverse3, mat_vec, quat_normalized
+from .math3 import inverse3, mat_vec, quat_normalized, quat_rotate
 
 MAX_BLOCKS = 5
 SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, SLOT_FRICTION = 0, 1, 2, 3, 4
@@ -164,9 +164,13 @@ def solve_general_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel,
 
 
 @njit(nogil=True, cache=True)
-def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat):
+def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat, angvel,
+                         angmom):
     """One nonlinear Gauss-Seidel correction of block s of joint j at the current poses,
-    mass-weighted over translation and rotation."""
+    mass-weighted over translation and rotation. A body turned by the correction takes its
+    angular momentum and velocity along (angmom, angvel (nbody, 3), world): its motion
+    relative to itself, and so its kinetic energy, stay what they were; turning the body under
+    a fixed L would change L . I^-1 L / 2, energy from nowhere."""
     c0 = C[j, s, 0]
     c1 = C[j, s, 1] if n > 1 else 0.0
     c2 = C[j, s, 2] if n > 2 else 0.0
@@ -183,13 +187,13 @@ def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat):
            -(kinv[j, s, 1, 0] * c0 + kinv[j, s, 1, 1] * c1 + kinv[j, s, 1, 2] * c2),
            -(kinv[j, s, 2, 0] * c0 + kinv[j, s, 2, 1] * c1 + kinv[j, s, 2, 2] * c2))
     if ima[a] > 0.0:
-        _move_body(W, j, s, n, lam, 0, a, pos, quat)
+        _move_body(W, j, s, n, lam, 0, a, pos, quat, angvel, angmom)
     if ima[b] > 0.0:
-        _move_body(W, j, s, n, lam, 6, b, pos, quat)
+        _move_body(W, j, s, n, lam, 6, b, pos, quat, angvel, angmom)
 
 
 @njit(**_JIT)
-def _move_body(W, j, s, n, lam, col, i, pos, quat):
+def _move_body(W, j, s, n, lam, col, i, pos, quat, angvel, angmom):
     dx0 = dx1 = dx2 = t0 = t1 = t2 = 0.0
     for r in range(n):
         dx0 += W[j, s, r, col] * lam[r]
@@ -210,6 +214,13 @@ def _move_body(W, j, s, n, lam, col, i, pos, quat):
                                   z + 0.5 * (t2 * w + t0 * y - t1 * x)))
         for q in range(4):
             quat[i, q] = turned[q]
+        # L and w turned with the body by the same (normalised) quaternion
+        d = quat_normalized((1.0, 0.5 * t0, 0.5 * t1, 0.5 * t2))
+        lt = quat_rotate(d, (angmom[i, 0], angmom[i, 1], angmom[i, 2]))
+        wt = quat_rotate(d, (angvel[i, 0], angvel[i, 1], angvel[i, 2]))
+        for q in range(3):
+            angmom[i, q] = lt[q]
+            angvel[i, q] = wt[q]
 
 
 # ---- packed blocks -----------------------------------------------------------------------

@@ -179,7 +179,7 @@ def free_motion(model, state, work, settings):
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
         L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        if held[i]:
+        if held[i] or model.body_island[i] >= 0:
             w = mat_vec(iiw[i], L)
         else:
             v = rotation_vector(quat_mul(free_rotation(q0, L, model.body_inv_inertia[i], h),
@@ -750,7 +750,7 @@ def integrate_positions(model, state, work, settings):
             state.body_pos[i, q] += h * state.body_vel[i, q]
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
-        if work.body_ball_held[i]:   # the torque-free rotation of L (the impulses' share in)
+        if work.body_ball_held[i] or model.body_island[i] >= 0:   # the torque-free rotation of L
             turned = free_rotation(q0, (state.body_angmom[i, 0], state.body_angmom[i, 1],
                                         state.body_angmom[i, 2]), model.body_inv_inertia[i], h)
         else:
@@ -816,6 +816,7 @@ def keep_island_momentum(model, state, work):
         if k < 0 or not model.island_floating[k]:
             continue
         m = 1.0 / model.body_inv_mass[i]
+        quat_to_mat(state.body_quat[i], R[i])   # the pose the pass left (it turns bodies)
         inertia = world_inertia(R[i], model.body_inertia[i])
         add_island_body(acc, k, m, pos[i], vel[i], angvel[i], inertia)
         ixx, iyy, izz, ixy, ixz, iyz = inertia
@@ -919,7 +920,8 @@ def solve_positions(model, state, work, contacts, settings):
                     C[j, s, 0] = gap
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
-                    work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat)
+                    work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat,
+                    state.body_angvel, state.body_angmom)
                 swept = True
         if contacts is not None:
             if contacts.count[0] > 0:
