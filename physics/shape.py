@@ -422,6 +422,12 @@ class Compound:
     add (overlapping parts count twice), the centre of mass is their volume-weighted mean and
     the inertia the sum of the parts' tensors shifted to it (parallel axes).
 
+    frame = (pos, quat) gives the body frame instead, in the reference frame: for bodies whose
+    mass is not spread like their collision geometry (a robot link's measured centre of mass
+    and principal axes, URDF's <inertial>, MJCF's inertial frame); the body's inertia should
+    then be given too (unit_inertia() is the uniform one about this frame, off-diagonal terms
+    dropped).
+
     parts           the normalised parts: tuples (shape, pos (3,), quat (4,)), reference frame
     frame_pos/rot   the body frame (centre of mass, principal axes), see the module
     body_parts      the parts as (shape, pos (3,), rot (3, 3)) in the body frame
@@ -430,7 +436,7 @@ class Compound:
     """
     kind = COMPOUND
 
-    def __init__(self, parts):
+    def __init__(self, parts, frame=None):
         parts = list(parts)
         if not parts:
             raise ValueError("a compound needs at least one part")
@@ -476,6 +482,18 @@ class Compound:
         self.unit_inertia_tensor = T
         self.frame_pos = com
         self.frame_rot, self._moments = principal_axes(T)
+        if frame is not None:
+            fp = np.asarray(frame[0], dtype=float).reshape(-1)
+            fq = np.asarray(frame[1], dtype=float).reshape(-1)
+            if (fp.shape != (3,) or fq.shape != (4,) or not np.all(np.isfinite(fp))
+                    or not np.all(np.isfinite(fq)) or np.linalg.norm(fq) < 1e-9):
+                raise ValueError("frame must be (pos: 3 finite numbers, quat: 4, not zero)")
+            d = com - fp
+            Rf = quat_matrix(fq / np.linalg.norm(fq))
+            self.frame_pos = fp
+            self.frame_rot = Rf
+            self._moments = np.diag(Rf.T @ (T + (d @ d) * np.eye(3) - np.outer(d, d)) @ Rf).copy()
+            com = fp
         self.body_parts = tuple((s, self.frame_rot.T @ (p - com), self.frame_rot.T @ quat_matrix(q))
                                 for s, p, q in norm)
 

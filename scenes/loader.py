@@ -374,8 +374,9 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
 
         parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape"),
                   part.pos, part.quat) for k, part in enumerate(shape.parts)]
+        frame = None if shape.frame is None else (shape.frame.pos, shape.frame.quat)
         try:
-            return Compound(parts)
+            return Compound(parts, frame=frame)
         except ValueError as exc:
             raise ValueError(f'field "{field}.parts": {exc}') from None
     return getattr(physics, _SHAPE_CLASSES[shape.type])(**shape.model_dump(exclude={"type"}))

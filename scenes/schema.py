@@ -277,9 +277,24 @@ class PartSpec(_Spec):
         return _unit(quat)
 
 
+class FrameSpec(_Spec):
+    """A pose in a compound's reference frame."""
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+
+    @field_validator("quat")
+    @classmethod
+    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(quat)
+
+
 class CompoundSpec(_Spec):
+    """Several parts on one body. `frame`: the body frame (centre of mass, principal axes) in
+    the compound's reference frame, for a body whose mass is not spread like its parts (give
+    its mass and inertia too); by default the parts' uniform-density centre and axes."""
     type: Literal["compound"]
     parts: Annotated[list[PartSpec], Field(min_length=1)]
+    frame: FrameSpec | None = None
 
 
 SHAPES: dict[str, type[_Spec]] = {

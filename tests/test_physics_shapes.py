@@ -72,6 +72,29 @@ def test_off_centre_compound_body_starts_at_its_centre_of_mass_and_reports_its_r
     np.testing.assert_allclose(ref_quat, q, atol=1e-14)
 
 
+def test_compound_with_a_given_frame_puts_the_centre_of_mass_there_and_the_parts_stay():
+    # a link whose measured centre of mass is off its geometry (URDF <inertial>): the body
+    # frame is the given one, the box stays where the reference frame puts it, and the
+    # uniform inertia about the frame is the box's own plus the parallel-axis shift
+    a, d = 0.1, np.array([0.0, 0.2, 0.0])
+    fq = quat_about((0.0, 0.0, 1.0), 0.3)
+    link = Compound([(Box((a, a, a)), (0.0, 0.0, 0.0))], frame=(d, fq))
+    np.testing.assert_allclose(link.frame_pos, d)
+    q = quat_about((1.0, 0.0, 0.0), 0.5)
+    pos = np.array([0.0, 0.0, 1.0])
+    w = World()
+    i = w.add_body("link", link, mass=2.0, inertia=(0.1, 0.2, 0.3), pos=pos, quat=q)
+    np.testing.assert_allclose(w.body_pos[i], pos + quat_matrix(q) @ d, atol=1e-14)
+    np.testing.assert_allclose(quat_matrix(w.body_quat[i]), quat_matrix(q) @ quat_matrix(fq),
+                               atol=1e-14)
+    np.testing.assert_allclose(w.body_inertia[i], (0.1, 0.2, 0.3))
+    ref_pos, _ = w.body_reference_pose("link")
+    np.testing.assert_allclose(ref_pos, pos, atol=1e-14)
+    box_inertia = (2 * a) ** 2 / 6                      # per unit mass, about any axis
+    shift = quat_matrix(fq).T @ ((d @ d) * np.eye(3) - np.outer(d, d)) @ quat_matrix(fq)
+    np.testing.assert_allclose(link.unit_inertia(), box_inertia + np.diag(shift), atol=1e-14)
+
+
 def test_hull_of_a_boxs_corners_has_the_boxs_mass_properties():
     half = (0.1, 0.2, 0.3)
     hull, box = Hull(corners(*half)), Box(half)
