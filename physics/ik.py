@@ -71,9 +71,10 @@ def _rotation(axis, angle):
 def _rotation_vector(R):
     """The rotation vector (axis times angle) of the rotation matrix R."""
     c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    angle = np.arccos(c)
     v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     s = np.linalg.norm(v)
+    # atan2, not arccos(c): near c = 1, arccos resolves angles only to sqrt(eps) ~ 1.5e-8
+    angle = np.arctan2(0.5 * s, c)
     if s < 1e-12:
         if c > 0.0:
             return 0.5 * v
