@@ -420,15 +420,15 @@ def _smooth(kind):
 
 
 @njit(**_JIT)
-def _relative_pose(state, R, ba, bb):
+def _relative_pose(pos, quat, R, ba, bb):
     """B's pose in A's body frame: RA^T (xB - xA) and qA* qB."""
-    d0 = state.body_pos[bb, 0] - state.body_pos[ba, 0]
-    d1 = state.body_pos[bb, 1] - state.body_pos[ba, 1]
-    d2 = state.body_pos[bb, 2] - state.body_pos[ba, 2]
+    d0 = pos[bb, 0] - pos[ba, 0]
+    d1 = pos[bb, 1] - pos[ba, 1]
+    d2 = pos[bb, 2] - pos[ba, 2]
     x = (R[ba, 0, 0] * d0 + R[ba, 1, 0] * d1 + R[ba, 2, 0] * d2,
          R[ba, 0, 1] * d0 + R[ba, 1, 1] * d1 + R[ba, 2, 1] * d2,
          R[ba, 0, 2] * d0 + R[ba, 1, 2] * d1 + R[ba, 2, 2] * d2)
-    qa, qb = state.body_quat[ba], state.body_quat[bb]
+    qa, qb = quat[ba], quat[bb]
     q = quat_conj_mul((qa[0], qa[1], qa[2], qa[3]), (qb[0], qb[1], qb[2], qb[3]))
     return x, q
 
@@ -458,10 +458,11 @@ def _relative_motion(x, q, found_pose, o, reach_a, reach_b):
 
 
 @njit(**_JIT)
-def _reach(model, contacts, g):
-    """How far the geom's points can be from its body's centre of mass."""
-    lp = model.geom_local_pos
-    return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + contacts.geom_radius[g]
+def _reach(lp, geom_radius, g):
+    """How far the geom's points can be from its body's centre of mass (lp:
+    model.geom_local_pos, geom_radius: contacts.geom_radius; arrays, not the tuples: a call
+    that takes those costs a reference count per array in them)."""
+    return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + geom_radius[g]
 
 
 @njit(**_JIT)
@@ -488,6 +489,11 @@ def detect_contacts(model, state, work, contacts, h, reuse):
     gpos, grot = contacts.geom_pos, contacts.geom_rot
     mp, md, mn, mf = contacts.m_point, contacts.m_depth, contacts.m_normal, contacts.m_feature
     R = work.body_rot
+    x, lp = state.body_pos, model.geom_local_pos
+    kept = (contacts.local, contacts.local_normal, contacts.geom, contacts.feature,
+            contacts.impulse, contacts.found_pose, contacts.new_geom, contacts.new_feature,
+            contacts.new_normal, contacts.new_depth, contacts.new_point, contacts.new_local,
+            contacts.new_local_normal, contacts.new_impulse, contacts.new_found_pose)
     total = 0
     reused = 0
     worst = 0.0
@@ -505,18 +511,18 @@ def detect_contacts(model, state, work, contacts, h, reuse):
         ka, kb = kinds[a], kinds[b]
         posed = old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE
         if posed:   # (the relative pose: only for pairs that may keep or find points)
-            xr, qr = _relative_pose(state, R, ba, bb)
+            xr, qr = _relative_pose(x, state.body_quat, R, ba, bb)
         else:
             xr, qr = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
         if posed and _relative_motion(xr, qr, contacts.found_pose, old,
-                                      _reach(model, contacts, a),
-                                      _reach(model, contacts, b)) <= reuse:
+                                      _reach(lp, contacts.geom_radius, a),
+                                      _reach(lp, contacts.geom_radius, b)) <= reuse:
             # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
             # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
             o = old
             while o < nold and contacts.geom[o, 0] == a and contacts.geom[o, 1] == b:
                 if total < cap:
-                    _carried(state, R, ba, bb, contacts, o, total)
+                    _carried(x, R, ba, bb, kept, o, total)
                     worst = max(worst, contacts.new_depth[total])
                 total += 1
                 o += 1
@@ -583,7 +589,7 @@ def detect_contacts(model, state, work, contacts, h, reuse):
                     kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                     model.hull_vert, out[0:3], d, out[3:6], out[6:9], margin, mp, md, mn, mf)
         if n > 0 and not posed:
-            xr, qr = _relative_pose(state, R, ba, bb)
+            xr, qr = _relative_pose(x, state.body_quat, R, ba, bb)
         for i in range(n):
             if total < cap:
                 c = total
@@ -596,7 +602,8 @@ def detect_contacts(model, state, work, contacts, h, reuse):
                 contacts.new_depth[c] = md[i]
                 if md[i] > worst:
                     worst = md[i]
-                _found(state, R, ba, bb, xr, qr, mp, i, mn, md[i], contacts, c)
+                _found(x, R, ba, bb, xr, qr, mp, i, mn, md[i], contacts.new_local,
+                       contacts.new_local_normal, contacts.new_found_pose, c)
                 for q in range(6):
                     contacts.new_impulse[c, q] = 0.0
                 if old >= 0:  # warm start: p_n from last step's point with the same
@@ -642,44 +649,47 @@ def detect_contacts(model, state, work, contacts, h, reuse):
 
 
 @njit(**_JIT)
-def _carried(state, R, ba, bb, contacts, o, c):
+def _carried(x, R, ba, bb, kept, o, c):
     """Point o of last step's manifold, carried by the bodies, as new point c: p_A = xA +
     RA l_A, p_B = xB + RB l_B, n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2;
-    its feature, impulses and what it was found as are kept."""
-    L, ln = contacts.local, contacts.local_normal
-    pa = _to_world(state, R, ba, L[o, 0, 0], L[o, 0, 1], L[o, 0, 2])
-    pb = _to_world(state, R, bb, L[o, 1, 0], L[o, 1, 1], L[o, 1, 2])
+    its feature, impulses and what it was found as are kept. kept: the contacts' arrays
+    (_kept_arrays), not the tuple, as a call that takes it costs a reference count per
+    array in it."""
+    (L, ln, geom, feature, impulse, found_pose, new_geom, new_feature, new_normal, new_depth,
+     new_point, new_local, new_local_normal, new_impulse, new_found_pose) = kept
+    pa = _to_world(x, R, ba, L[o, 0, 0], L[o, 0, 1], L[o, 0, 2])
+    pb = _to_world(x, R, bb, L[o, 1, 0], L[o, 1, 1], L[o, 1, 2])
     n0 = R[ba, 0, 0] * ln[o, 0] + R[ba, 0, 1] * ln[o, 1] + R[ba, 0, 2] * ln[o, 2]
     n1 = R[ba, 1, 0] * ln[o, 0] + R[ba, 1, 1] * ln[o, 1] + R[ba, 1, 2] * ln[o, 2]
     n2 = R[ba, 2, 0] * ln[o, 0] + R[ba, 2, 1] * ln[o, 1] + R[ba, 2, 2] * ln[o, 2]
-    contacts.new_geom[c, 0] = contacts.geom[o, 0]
-    contacts.new_geom[c, 1] = contacts.geom[o, 1]
-    contacts.new_feature[c] = contacts.feature[o]
-    contacts.new_normal[c, 0] = n0
-    contacts.new_normal[c, 1] = n1
-    contacts.new_normal[c, 2] = n2
-    contacts.new_depth[c] = n0 * (pa[0] - pb[0]) + n1 * (pa[1] - pb[1]) + n2 * (pa[2] - pb[2])
+    new_geom[c, 0] = geom[o, 0]
+    new_geom[c, 1] = geom[o, 1]
+    new_feature[c] = feature[o]
+    new_normal[c, 0] = n0
+    new_normal[c, 1] = n1
+    new_normal[c, 2] = n2
+    new_depth[c] = n0 * (pa[0] - pb[0]) + n1 * (pa[1] - pb[1]) + n2 * (pa[2] - pb[2])
     for i in range(3):
-        contacts.new_point[c, i] = 0.5 * (pa[i] + pb[i])
-        contacts.new_local[c, 0, i] = L[o, 0, i]
-        contacts.new_local[c, 1, i] = L[o, 1, i]
-        contacts.new_local_normal[c, i] = ln[o, i]
+        new_point[c, i] = 0.5 * (pa[i] + pb[i])
+        new_local[c, 0, i] = L[o, 0, i]
+        new_local[c, 1, i] = L[o, 1, i]
+        new_local_normal[c, i] = ln[o, i]
     for i in range(6):
-        contacts.new_impulse[c, i] = contacts.impulse[o, i]
+        new_impulse[c, i] = impulse[o, i]
     for i in range(7):
-        contacts.new_found_pose[c, i] = contacts.found_pose[o, i]
+        new_found_pose[c, i] = found_pose[o, i]
 
 
 @njit(**_JIT)
-def _to_world(state, R, b, p0, p1, p2):
-    """x_b + R_b p"""
-    return (state.body_pos[b, 0] + R[b, 0, 0] * p0 + R[b, 0, 1] * p1 + R[b, 0, 2] * p2,
-            state.body_pos[b, 1] + R[b, 1, 0] * p0 + R[b, 1, 1] * p1 + R[b, 1, 2] * p2,
-            state.body_pos[b, 2] + R[b, 2, 0] * p0 + R[b, 2, 1] * p1 + R[b, 2, 2] * p2)
+def _to_world(x, R, b, p0, p1, p2):
+    """x_b + R_b p (x: the bodies' positions)"""
+    return (x[b, 0] + R[b, 0, 0] * p0 + R[b, 0, 1] * p1 + R[b, 0, 2] * p2,
+            x[b, 1] + R[b, 1, 0] * p0 + R[b, 1, 1] * p1 + R[b, 1, 2] * p2,
+            x[b, 2] + R[b, 2, 0] * p0 + R[b, 2, 1] * p1 + R[b, 2, 2] * p2)
 
 
 @njit(**_JIT)
-def _found(state, R, ba, bb, x, q, mp, i, n, d, contacts, c):
+def _found(pos, R, ba, bb, x, q, mp, i, n, d, new_local, new_local_normal, new_found_pose, c):
     """Point i (midpoint mp[i], normal n, depth d) as the narrow phase found it, kept as new
     point c in the body frames: surface points p_A = m + n d / 2, p_B = m - n d / 2, n in A's
     frame, and the bodies' relative pose (x, q)."""
@@ -688,15 +698,15 @@ def _found(state, R, ba, bb, x, q, mp, i, n, d, contacts, c):
         pb_j = 0.0
         na_j = 0.0
         for k in range(3):
-            pa_j += R[ba, k, j] * (mp[i, k] + 0.5 * d * n[k] - state.body_pos[ba, k])
-            pb_j += R[bb, k, j] * (mp[i, k] - 0.5 * d * n[k] - state.body_pos[bb, k])
+            pa_j += R[ba, k, j] * (mp[i, k] + 0.5 * d * n[k] - pos[ba, k])
+            pb_j += R[bb, k, j] * (mp[i, k] - 0.5 * d * n[k] - pos[bb, k])
             na_j += R[ba, k, j] * n[k]
-        contacts.new_local[c, 0, j] = pa_j
-        contacts.new_local[c, 1, j] = pb_j
-        contacts.new_local_normal[c, j] = na_j
-        contacts.new_found_pose[c, j] = x[j]
+        new_local[c, 0, j] = pa_j
+        new_local[c, 1, j] = pb_j
+        new_local_normal[c, j] = na_j
+        new_found_pose[c, j] = x[j]
     for j in range(4):
-        contacts.new_found_pose[c, 3 + j] = q[j]
+        new_found_pose[c, 3 + j] = q[j]
 
 
 # ---- rows -------------------------------------------------------------------------------------
@@ -707,6 +717,8 @@ def prepare_contacts(model, state, work, contacts, h):
     before this step's forces."""
     iiw = work.body_inv_inertia_world
     ima = model.body_inv_mass
+    cs = (contacts.geom, contacts.point, contacts.depth, contacts.material, contacts.arm,
+          contacts.tangent, contacts.rows, contacts.approach, contacts.state)
     count = contacts.count[0]
     nman = 0
     first = 0
@@ -745,7 +757,8 @@ def prepare_contacts(model, state, work, contacts, h):
                 mu2 = max(gm[g, MU], gm[other, MU])
         c0 = c1 = c2 = 0.0
         for c in range(first, end):
-            _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h)
+            _prepare_point(cs, gm, state.body_pos, state.body_vel, state.body_angvel, iiw, ima,
+                           c, a, b, n, t1, t2, h)
             c0 += contacts.point[c, 0]
             c1 += contacts.point[c, 1]
             c2 += contacts.point[c, 2]
@@ -771,31 +784,32 @@ def prepare_contacts(model, state, work, contacts, h):
 
 
 @njit(**_JIT)
-def _prepare_point(model, state, work, contacts, c, a, b, n, t1, t2, h):
-    """One point: material, arms, its normal row."""
-    ga, gb = contacts.geom[c, 0], contacts.geom[c, 1]
-    iiw = work.body_inv_inertia_world
-    ima = model.body_inv_mass
-    m0, m1, m2 = contacts.point[c, 0], contacts.point[c, 1], contacts.point[c, 2]
-    d = contacts.depth[c]
+def _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, h):
+    """One point: material, arms, its normal row. cs: the contacts' (geom, point, depth,
+    material, arm, tangent, rows, approach, state) arrays, gm model.geom_material: arrays,
+    not the tuples, as a call that takes those costs a reference count per array in them."""
+    geom, point, depth, material, arm, tangent, rows, approach, cstate = cs
+    ga, gb = geom[c, 0], geom[c, 1]
+    m0, m1, m2 = point[c, 0], point[c, 1], point[c, 2]
+    d = depth[c]
     for q in range(4):
-        contacts.material[c, q] = max(model.geom_material[ga, q], model.geom_material[gb, q])
-    ra = (m0 - state.body_pos[a, 0], m1 - state.body_pos[a, 1], m2 - state.body_pos[a, 2])
-    rb = (m0 - state.body_pos[b, 0], m1 - state.body_pos[b, 1], m2 - state.body_pos[b, 2])
+        material[c, q] = max(gm[ga, q], gm[gb, q])
+    ra = (m0 - body_pos[a, 0], m1 - body_pos[a, 1], m2 - body_pos[a, 2])
+    rb = (m0 - body_pos[b, 0], m1 - body_pos[b, 1], m2 - body_pos[b, 2])
     for q in range(3):
-        contacts.arm[c, 0, q] = ra[q]
-        contacts.arm[c, 1, q] = rb[q]
-        contacts.tangent[c, 0, q] = t1[q]
-        contacts.tangent[c, 1, q] = t2[q]
-    rec = contacts.rows[c]
+        arm[c, 0, q] = ra[q]
+        arm[c, 1, q] = rb[q]
+        tangent[c, 0, q] = t1[q]
+        tangent[c, 1, q] = t2[q]
+    rec = rows[c]
     k = _pack_linear(rec, N_LIN, iiw[a], iiw[b], ra, rb, n) + ima[a] + ima[b]
     rec[N_MASS] = 1.0 / k if k > 1e-300 else 0.0
     for q in range(3):
         rec[N_DIR + q] = n[q]
     rec[N_IMA] = ima[a]
     rec[N_IMB] = ima[b]
-    contacts.approach[c, 0] = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
-    contacts.state[c] = 0
+    approach[c, 0] = _point_velocity(vel, angvel, a, b, ra, rb, n[0], n[1], n[2])
+    cstate[c] = 0
     rec[N_TARGET] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
 
 
@@ -872,12 +886,12 @@ def _angular_apply(rec, k, lam, w, a, b):
 
 
 @njit(**_JIT)
-def _point_velocity(state, a, b, ra, rb, u0, u1, u2):
+def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
     """u . (vB + wB x rB - vA - wA x rA)"""
-    wa, wb = state.body_angvel[a], state.body_angvel[b]
+    wa, wb = angvel[a], angvel[b]
     xa = cross((wa[0], wa[1], wa[2]), ra)
     xb = cross((wb[0], wb[1], wb[2]), rb)
-    va, vb = state.body_vel[a], state.body_vel[b]
+    va, vb = vel[a], vel[b]
     return (u0 * (vb[0] + xb[0] - va[0] - xa[0]) + u1 * (vb[1] + xb[1] - va[1] - xa[1])
             + u2 * (vb[2] + xb[2] - va[2] - xa[2]))
 
@@ -891,7 +905,8 @@ def forced_approach(model, state, work, contacts):
         ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
         rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
         n = contacts.normal[c]
-        contacts.approach[c, 1] = _point_velocity(state, a, b, ra, rb, n[0], n[1], n[2])
+        contacts.approach[c, 1] = _point_velocity(state.body_vel, state.body_angvel, a, b, ra, rb,
+                                                  n[0], n[1], n[2])
 
 
 @njit(**_JIT)

@@ -118,22 +118,25 @@ def warm_start_motors(model, work, vel, angvel, enabled):
 
 
 @njit(**_JIT)
-def solve_motors(model, work, vel, angvel):
-    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2."""
+def solve_motors(motor_joint, joint_body, motor_coef, motor_row, motor_w, motor_impulse, vel,
+                 angvel):
+    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2. (The model's and
+    work's arrays, not the tuples: a call that takes those costs a reference count per array
+    in them, and this one runs every iteration.)"""
     worst = 0.0
-    for m in range(model.motor_joint.shape[0]):
-        coef = work.motor_coef[m]
+    for m in range(motor_joint.shape[0]):
+        coef = motor_coef[m]
         k = coef[K_EFF]
         if k <= 0.0:
             continue
-        j = model.motor_joint[m]
-        a, b = model.joint_body[j, 0], model.joint_body[j, 1]
-        row, w = work.motor_row[m], work.motor_w[m]
+        j = motor_joint[m]
+        a, b = joint_body[j, 0], joint_body[j, 1]
+        row, w = motor_row[m], motor_w[m]
         rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
                 + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
                 + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
                 + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
-        old = work.motor_impulse[m]
+        old = motor_impulse[m]
         new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
         # the current that impulse takes, the rotor spun up to the rate it leaves:
         # i' = (P + J_r (w' - w0)) / gain,  w' = rate + (P - old) / k
@@ -145,7 +148,7 @@ def solve_motors(model, work, vel, angvel):
             new = (held - jr * (rate - old / k - coef[RATE0])) / (1.0 + jr / k)
         new = max(-coef[P_MAX], min(coef[P_MAX], new))
         dp = new - old
-        work.motor_impulse[m] = new
+        motor_impulse[m] = new
         for q in range(3):
             vel[a, q] += dp * w[q]
             angvel[a, q] += dp * w[3 + q]
@@ -189,16 +192,16 @@ TRAJ_KIND, TRAJ_CONSTANT, TRAJ_SINE, TRAJ_KEYS, MOTOR_TRAJ = 0, 0, 1, 2, 5
 
 
 @njit(**_JIT)
-def set_point(model, m, t):
-    """The set-point (coordinate, rate) of motor m's controller at time t."""
-    tr = model.motor_traj[m]
+def set_point(motor_traj, motor_key_range, keys, m, t):
+    """The set-point (coordinate, rate) of motor m's controller at time t (model.motor_traj,
+    motor_key_range, motor_key)."""
+    tr = motor_traj[m]
     kind = int(tr[TRAJ_KIND])
     if kind == TRAJ_SINE:
         w = 2.0 * math.pi * tr[3]
         return (tr[1] + tr[2] * math.sin(w * t + tr[4]), tr[2] * w * math.cos(w * t + tr[4]))
     if kind == TRAJ_KEYS:
-        first, count = model.motor_key_range[m, 0], model.motor_key_range[m, 1]
-        keys = model.motor_key
+        first, count = motor_key_range[m, 0], motor_key_range[m, 1]
         if count == 0:
             return 0.0, 0.0
         if t <= keys[first, 0]:
@@ -220,13 +223,14 @@ def control_motors(model, state, settings):
         velocity:  u = kp (w* - w) + K_t r w*   (w* the set-point, a rate)
     """
     t = state.time[0] + settings.dt
+    traj, key_range, keys = model.motor_traj, model.motor_key_range, model.motor_key
     for m in range(model.motor_joint.shape[0]):
         mode = model.motor_ctrl[m]
         if mode == CTRL_VOLTAGE:
             continue
         j = model.motor_joint[m]
         q, w = state.joint_coord[j], state.joint_vel[j]
-        target, rate = set_point(model, m, t)
+        target, rate = set_point(traj, key_range, keys, m, t)
         kp, kd = model.motor_gain[m, 0], model.motor_gain[m, 1]
         p = model.motor_param[m]
         if mode == CTRL_POSITION:
