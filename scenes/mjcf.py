@@ -169,7 +169,7 @@ class _Link:
         self.static = static
         self.bodies: list[int] = []
         self.geoms: list[int] = []
-        self.parent: "_Link | None" = None
+        self.parent: _Link | None = None
 
 
 class _Reader:
@@ -327,7 +327,7 @@ class _Reader:
         return total, com, moments, axes
 
     def dynamic_body(self, link: _Link) -> dict:
-        m, d = self.m, self.d
+        d = self.d
         mass, com, moments, axes = self.mass_properties(link)
         if mass <= 0:
             raise SceneError(f'{self.source}: body "{link.name}": has no mass (a moving body '
@@ -438,9 +438,10 @@ class _Reader:
             label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
             trn = int(m.actuator_trntype[a])
             target = int(m.actuator_trnid[a, 0])
-            if trn not in (int(self.mj.mjtTrn.mjTRN_JOINT), int(self.mj.mjtTrn.mjTRN_JOINTINPARENT)) \
-                    or target not in by_joint or by_joint[target]["type"] not in ("revolute",
-                                                                                  "prismatic"):
+            on_joint = trn in (int(self.mj.mjtTrn.mjTRN_JOINT),
+                               int(self.mj.mjtTrn.mjTRN_JOINTINPARENT))
+            if not on_joint or target not in by_joint \
+                    or by_joint[target]["type"] not in ("revolute", "prismatic"):
                 self.note(f'actuator "{label}" (only actuators on hinges and slides map)')
                 continue
             acts.setdefault(target, []).append(a)
