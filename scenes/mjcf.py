@@ -206,9 +206,15 @@ class _Reader:
         self.collision_bits(links, bodies, link_bodies)
         self.actuators(joints)
         self.unmapped()
+        gravity = _floats(m.opt.gravity)
+        if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_GRAVITY):
+            gravity = [0.0, 0.0, 0.0]
+        if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_CONTACT):
+            for entry in bodies:
+                entry["group"], entry["mask"] = 0, 0
         raw = {
             "description": f"MuJoCo model from {Path(self.source).name}",
-            "world": {"dt": float(m.opt.timestep), "gravity": _floats(m.opt.gravity)},
+            "world": {"dt": float(m.opt.timestep), "gravity": gravity},
             "bodies": bodies,
             "joints": joints,
         }

@@ -468,3 +468,48 @@ def test_load_scene_of_an_xml_remembers_its_file(tmp_path):
         warnings.simplefilter("error", MjcfWarning)
         world = load_scene(path)
     assert world.source == str(path) and world.body_names == ["world", "rod"]
+
+
+def test_mesh_geom_is_a_hull_whose_corners_stay_where_the_file_puts_them(tmp_path):
+    # MuJoCo moves a mesh to its centre of mass and principal axes and the geom's pose back;
+    # the hull's corners, carried to the world, are the file's corners plus the body's place
+    corners = np.array([[0, 0, 0], [0.3, 0, 0], [0, 0.2, 0], [0, 0, 0.1]], dtype=float)
+    xml = f"""<mujoco><asset><mesh name="tet" vertex="{' '.join(map(str, corners.ravel()))}"/>
+      </asset><worldbody><body name="rock" pos="1 2 3"><freejoint/>
+      <geom type="mesh" mesh="tet" density="500"/></body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    rock = by_name(spec.bodies, "rock")
+    assert rock.shape.type == "compound" and len(rock.shape.parts) == 1
+    part = rock.shape.parts[0]
+    assert part.shape.type == "hull"
+
+    def rot(q):
+        w, x, y, z = q
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+    local = np.array(part.shape.vertices) @ rot(part.quat).T + np.array(part.pos)
+    world = local @ rot(rock.quat).T + np.array(rock.pos)
+    want = corners + np.array([1.0, 2.0, 3.0])
+    for corner in want:  # (MuJoCo keeps mesh vertices in float32)
+        assert np.min(np.linalg.norm(world - corner, axis=1)) < 1e-6
+    assert rock.mass == pytest.approx(500 * 0.3 * 0.2 * 0.1 / 6, rel=1e-6)  # float32 too
+
+
+def test_slide_and_ball_joints_map_to_prismatic_and_spherical(tmp_path):
+    xml = """<mujoco><worldbody>
+      <body name="cart" pos="0 0 1" euler="0 0 90"><joint name="rail" type="slide"
+        axis="1 0 0" range="-0.5 0.25" frictionloss="4"/>
+        <geom type="box" size="0.1 0.1 0.1" mass="2"/>
+        <body name="bob" pos="0 0 -0.5"><joint name="ball" type="ball" pos="0 0 0.5"
+          frictionloss="0.2"/><geom type="sphere" size="0.05" mass="1"/></body>
+      </body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    rail, ball = by_name(spec.joints, "rail"), by_name(spec.joints, "ball")
+    assert (rail.type, rail.body_a, rail.body_b) == ("prismatic", "world", "cart")
+    assert rail.axis == pytest.approx((0.0, 1.0, 0.0), abs=1e-12)  # x turned 90 deg about z
+    assert rail.limits == pytest.approx((-0.5, 0.25)) and rail.friction == 4.0
+    assert (ball.type, ball.body_a, ball.body_b) == ("spherical", "cart", "bob")
+    assert ball.anchor == pytest.approx((0.0, 0.0, 1.0), abs=1e-12)
+    assert ball.friction == 0.2 and ball.limits is None
