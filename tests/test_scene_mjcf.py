@@ -439,10 +439,13 @@ def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
     got = np.array(got)
     start = 1.282
     assert start - expected[-1] > 0.3 and start - got[-1] > 0.3  # both fall
-    # the first 0.4 s (standing, sagging) agree to a centimetre ...
-    assert np.abs(got[:80] - expected[:80]).max() < 0.01
-    # ... then the knees lock and the fall differs by up to 0.09 m (seen): MuJoCo's own
-    # hamstring tendons, which Sharnir lacks, move its torso by 0.11 m over this second
+    # the first 0.4 s (standing, sagging under the joint springs) agree to 0.6 mm (seen) ...
+    assert np.abs(got[:80] - expected[:80]).max() < 0.003
+    # ... then the knees lock at their limits, the feet carry the fall and Sharnir's torso
+    # stays up to 0.09 m (seen) higher. Model differences of that size: MuJoCo's hamstring
+    # tendons (not simulated) move its own torso by 0.11 m over this second, the intermediate
+    # bodies' mass (5 % -> 1 %) moves Sharnir's by 0.02 m, and MuJoCo's contacts and limits
+    # are soft where Sharnir's are hard
     assert np.abs(got - expected).max() < 0.15
 
 
