@@ -203,6 +203,7 @@ class _Reader:
                 bodies_, joints_ = self.joints(link, entry)
                 bodies.extend(bodies_)
                 joints.extend(joints_)
+        self.unique_static_names(bodies)
         self.collision_bits(links, bodies, link_bodies)
         self.actuators(joints)
         self.unmapped()
@@ -221,6 +222,21 @@ class _Reader:
         return raw, self.notes
 
     # --- bodies -------------------------------------------------------------
+
+    @staticmethod
+    def unique_static_names(bodies: list[dict]) -> None:
+        """Rename static bodies (named after geoms) whose name a moving body or an earlier
+        static body took; joints never name static bodies (they join "world")."""
+        taken = {b["name"] for b in bodies if b.get("kind") != "static"}
+        for entry in bodies:
+            if entry.get("kind") != "static":
+                continue
+            name, k = entry["name"], 1
+            while name in taken:
+                k += 1
+                name = f'{entry["name"]}.{k}'
+            entry["name"] = name
+            taken.add(name)
 
     def links(self) -> list[_Link]:
         """Group MuJoCo bodies into Sharnir bodies (tree order: parents first)."""

@@ -516,3 +516,17 @@ def test_slide_and_ball_joints_map_to_prismatic_and_spherical(tmp_path):
     assert (ball.type, ball.body_a, ball.body_b) == ("spherical", "cart", "bob")
     assert ball.anchor == pytest.approx((0.0, 0.0, 1.0), abs=1e-12)
     assert ball.friction == 0.2 and ball.limits is None
+
+
+def test_world_geoms_named_like_a_body_get_names_of_their_own(tmp_path):
+    xml = """<mujoco><worldbody><geom name="ball" type="plane" size="1 1 1"/>
+      <geom name="ball" type="box" size="1 1 1" pos="5 0 0"/>
+      <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>
+      </worldbody></mujoco>"""
+    try:
+        mujoco.MjModel.from_xml_string(xml)
+    except ValueError:  # this MuJoCo wants unique geom names: one clash is enough
+        xml = xml.replace('<geom name="ball" type="box" size="1 1 1" pos="5 0 0"/>', "")
+    spec = quiet_read(write(tmp_path, xml))
+    names = [b.name for b in spec.bodies]
+    assert len(set(names)) == len(names) and "ball" in names
