@@ -530,3 +530,45 @@ def test_world_geoms_named_like_a_body_get_names_of_their_own(tmp_path):
     spec = quiet_read(write(tmp_path, xml))
     names = [b.name for b in spec.bodies]
     assert len(set(names)) == len(names) and "ball" in names
+
+
+ARM = """<mujoco><option timestep="{dt}"/><default><joint armature="{armature}"/></default>
+  <worldbody><body name="upper" pos="0 0 1">
+    <joint name="shoulder" axis="2 1 1"/>
+    <geom type="capsule" fromto="0 0 0 .16 -.16 -.16" size=".04"/>
+    <body name="lower" pos=".18 -.18 -.18"><joint name="elbow" axis="0 -1 1"/>
+      <geom type="capsule" fromto=".01 .01 .01 .17 .17 .17" size=".031"/>
+      <body name="hand" pos=".18 .18 .18"><geom type="sphere" size=".04"/></body>
+    </body></body></worldbody></mujoco>"""
+
+
+def arm_gap(tmp_path, dt, armature, duration=0.5):
+    """Largest joint-angle gap between MuJoCo's run of the humanoid's right arm (a double
+    pendulum on skew axes, the hand welded on) and Sharnir's run of the same file."""
+    path = write(tmp_path, ARM.format(dt=dt, armature=armature), f"arm_{dt}_{armature}.xml")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    steps = round(duration / dt)
+    expected = []
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        expected.append(d.qpos.copy())
+    world = build_world(quiet_read(path), iterations=1000)
+    got = world.run(steps).joint[:, :, 0]
+    assert np.ptp(np.array(expected)[:, 1]) > 1.0  # the elbow swings
+    return np.abs(got - np.array(expected)).max()
+
+
+def test_arm_chain_converges_to_mujocos_trajectory_as_the_step_shrinks(tmp_path):
+    # maximal and reduced coordinates discretise differently: first order in dt (seen 0.020
+    # rad at 2.5 ms, 0.010 at 1.25 ms over 0.5 s of a swing of 3.6 rad)
+    coarse, fine = arm_gap(tmp_path, 0.0025, 0.0), arm_gap(tmp_path, 0.00125, 0.0)
+    assert fine < 0.03
+    assert fine < 0.6 * coarse
+
+
+@pytest.mark.xfail(strict=True, reason="rotor inertia in a chain: follow_geometry restores the "
+                   "bodies' kinetic energy without the rotors' (physics/solver.py); 0.17 rad "
+                   "off at any dt (seen), total energy off by 0.2-0.3 J")
+def test_armature_in_an_arm_chain_follows_mujocos_trajectory(tmp_path):
+    assert arm_gap(tmp_path, 0.00125, 0.01) < 0.03
