@@ -567,8 +567,8 @@ def test_arm_chain_converges_to_mujocos_trajectory_as_the_step_shrinks(tmp_path)
     assert fine < 0.6 * coarse
 
 
-@pytest.mark.xfail(strict=True, reason="rotor inertia in a chain: follow_geometry restores the "
-                   "bodies' kinetic energy without the rotors' (physics/solver.py); 0.17 rad "
-                   "off at any dt (seen), total energy off by 0.2-0.3 J")
+@pytest.mark.xfail(strict=True, reason="a DC motor's rotor inertia in a chain of joints: 0.17 "
+                   "rad off MuJoCo's armature at any dt (seen); bodies + rotors lose 0.2-0.3 J "
+                   "where MuJoCo keeps its energy; a single hinge matches to 6e-6 rad")
 def test_armature_in_an_arm_chain_follows_mujocos_trajectory(tmp_path):
     assert arm_gap(tmp_path, 0.00125, 0.01) < 0.03
