@@ -54,7 +54,8 @@ What maps, and how:
   position kp, kv       controller "position": kp / (K / R), kd = kv / (K / R), target 0 - qpos0
                         (a spring adds into the same controller)
   velocity kv           controller "velocity": kp = kv / (K / R), target 0
-  dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g
+  dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
+                        voltage_limit as for motor (its ctrl is the terminal voltage)
   no actuator           K / R = sqrt(b): R = 1, K = sqrt(b)
   ====================  =====================================================================
 
@@ -170,6 +171,8 @@ class _Link:
         self.bodies: list[int] = []
         self.geoms: list[int] = []
         self.parent: _Link | None = None
+        # mass, centre of mass (3,), principal moments (3,) and axes (3, 3), world frame
+        self.mass, self.com, self.moments, self.axes = 0.0, None, None, None
 
 
 class _Reader:
@@ -192,19 +195,17 @@ class _Reader:
         links = self.links()
         bodies: list[dict] = []
         joints: list[dict] = []
-        link_bodies: dict[int, dict] = {}  # id(link) -> its body entry
         for link in links:
             if link.static:
                 bodies.extend(self.static_bodies(link))
             else:
                 entry = self.dynamic_body(link)
-                link_bodies[id(link)] = entry
                 bodies.append(entry)
                 bodies_, joints_ = self.joints(link, entry)
                 bodies.extend(bodies_)
                 joints.extend(joints_)
         self.unique_static_names(bodies)
-        self.collision_bits(links, bodies, link_bodies)
+        self.collision_bits(bodies)
         self.actuators(joints)
         self.unmapped()
         gravity = _floats(m.opt.gravity)
@@ -408,8 +409,8 @@ class _Reader:
         if n > 1:
             share = INTERMEDIATE_MASS * entry["mass"]
             keep = 1.0 - (n - 1) * INTERMEDIATE_MASS
-            radius = math.sqrt(min(link.moments) / link.mass) if link.mass > 0 else 0.01
-            radius = max(radius, 1e-3)
+            # a small sphere: the body's smallest radius of gyration
+            radius = max(math.sqrt(min(link.moments) / link.mass), 1e-3)
             for k in range(n - 1):
                 inter.append({"name": f"{link.name}.{names[k]}", "mass": share,
                               "inertia": [0.4 * share * radius * radius] * 3,
@@ -524,6 +525,8 @@ class _Reader:
                 te = float(m.actuator_dynprm[a, 0])
                 motor.update(resistance=R, torque_constant=K, gear_ratio=g,
                              inductance=max(te, 0.0) * R)
+                if m.actuator_ctrllimited[a] and k == 0:
+                    motor["voltage_limit"] = float(np.abs(m.actuator_ctrlrange[a]).max())
                 if b > 0:
                     self.note(f'joint damping of "{joint}" (under a dcmotor, whose back-EMF '
                               "is its own)")
@@ -565,8 +568,7 @@ class _Reader:
 
     # --- collision filters --------------------------------------------------
 
-    def collision_bits(self, links: list[_Link], bodies: list[dict],
-                       link_bodies: dict[int, dict]) -> None:
+    def collision_bits(self, bodies: list[dict]) -> None:
         """Group and mask bits reproducing MuJoCo's contact filter (see the module)."""
         m = self.m
         # the entries that collide, with their geoms, MuJoCo link and bit classes

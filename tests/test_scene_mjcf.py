@@ -572,3 +572,14 @@ def test_arm_chain_converges_to_mujocos_trajectory_as_the_step_shrinks(tmp_path)
                    "where MuJoCo keeps its energy; a single hinge matches to 6e-6 rad")
 def test_armature_in_an_arm_chain_follows_mujocos_trajectory(tmp_path):
     assert arm_gap(tmp_path, 0.00125, 0.01) < 0.03
+
+
+def test_dcmotor_actuator_is_the_same_dc_motor(tmp_path):
+    xml = """<mujoco><worldbody><body name="arm" pos="0 0 1"><joint name="j" axis="0 1 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body></worldbody>
+      <actuator><dcmotor joint="j" resistance="2" motorconst="0.05" gear="100"
+        inductance="0.001" ctrlrange="-24 24"/></actuator></mujoco>"""
+    motor = quiet_read(write(tmp_path, xml)).joints[0].motor
+    assert (motor.resistance, motor.torque_constant, motor.gear_ratio) == (2.0, 0.05, 100.0)
+    assert motor.inductance == pytest.approx(0.001) and motor.voltage_limit == 24.0
+    assert motor.efficiency == 1.0 and motor.controller is None
