@@ -214,8 +214,10 @@ class _Reader:
         if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_CONTACT):
             for entry in bodies:
                 entry["group"], entry["mask"] = 0, 0
+        model = bytes(m.names).split(b"\0", 1)[0].decode("utf-8", "replace")  # (names[0])
         raw = {
-            "description": f"MuJoCo model from {Path(self.source).name}",
+            "description": f'MuJoCo model "{model}" from {Path(self.source).name}' if model
+            else f"MuJoCo model from {Path(self.source).name}",
             "world": {"dt": float(m.opt.timestep), "gravity": gravity},
             "bodies": bodies,
             "joints": joints,
