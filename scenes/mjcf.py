@@ -58,6 +58,7 @@ What maps, and how:
                         target 0 - qpos0 (MuJoCo's servo acts on the length g q; a spring
                         adds into the same controller)
   velocity kv           volts are N m (K = R = b); controller "velocity": kp = kv g^2, target 0
+                        (with a spring: "position", kp = k, kd = kv g^2, as at ctrl 0)
   dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
                         voltage_limit as for motor (its ctrl is the terminal voltage)
   no actuator           K / R = sqrt(b): R = 1, K = sqrt(b)
@@ -567,11 +568,11 @@ class _Reader:
         volts = motor["torque_constant"] / motor["resistance"] * motor.get("gear_ratio", 1.0)
         if k > 0:
             if mode == "velocity":
-                self.note(f'the stiffness of joint "{joint}" (under a velocity actuator)')
-            else:
-                # spring and position servo add: (kp (t - q) + k (s - q)) = (kp + k)(x - q)
-                target = (kp * target + k * spring_target) / (kp + k)
-                kp += k
+                # a velocity servo at rest (ctrl 0) is a damper: with the spring, one PD
+                mode, kp, kd, target = "position", 0.0, kp, 0.0
+            # spring and position servo add: (kp (t - q) + k (s - q)) = (kp + k)(x - q)
+            target = (kp * target + k * spring_target) / (kp + k)
+            kp += k
         if kp > 0 or kd > 0:
             motor["controller"] = {"mode": mode, "kp": kp / volts, "kd": kd / volts,
                                    "target": target}

@@ -583,3 +583,28 @@ def test_dcmotor_actuator_is_the_same_dc_motor(tmp_path):
     assert (motor.resistance, motor.torque_constant, motor.gear_ratio) == (2.0, 0.05, 100.0)
     assert motor.inductance == pytest.approx(0.001) and motor.voltage_limit == 24.0
     assert motor.efficiency == 1.0 and motor.controller is None
+
+
+@pytest.mark.parametrize("actuator", [
+    '<position joint="pin" kp="5" kv="0.3" gear="2"/>',
+    '<velocity joint="pin" kv="0.4" gear="1.5"/>',
+    '<motor joint="pin" gear="30" ctrlrange="-1 1"/>',
+])
+def test_servo_on_a_hinge_follows_mujocos_own_trajectory(tmp_path, actuator):
+    # zero control: a position servo holds q = 0 with gear^2 kp, a velocity servo brakes with
+    # gear^2 kv, a motor adds nothing; all three on top of the joint's damping and spring
+    xml = f"""<mujoco><option timestep="0.002"/><worldbody>
+      <body name="bar" pos="0 0 1" euler="0 60 0">
+        <joint name="pin" axis="0 1 0" damping="0.1" stiffness="0.5"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.03"/></body>
+      </worldbody><actuator>{actuator}</actuator></mujoco>"""
+    path = write(tmp_path, xml)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    expected = []
+    for _ in range(500):
+        mujoco.mj_step(m, d)
+        expected.append(d.qpos[0])
+    got = build_world(quiet_read(path)).run(500).joint[:, 0, 0]
+    assert np.ptp(expected) > 0.15
+    assert np.abs(got - np.array(expected)).max() < 1e-5
