@@ -71,7 +71,7 @@ What maps, and how:
 
 Known gaps (tests/test_scene_mjcf.py): an armature in a chain of joints (the humanoid's arm)
 drifts 0.17 rad from MuJoCo's run in 0.5 s at any dt, where a single hinge matches it to
-6e-6 rad (a rotor-inertia matter of the engine); and a tree as big as the humanoid's needs
+1e-9 rad (a rotor-inertia matter of the engine); and a tree as big as the humanoid's needs
 about 1000 solver iterations (``--iterations 1000``) to converge, the scene keeps Sharnir's
 default.
 
