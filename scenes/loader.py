@@ -99,10 +99,16 @@ class SceneError(Exception):
 
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
-    name of a shipped scene: `resolve_scene`)."""
+    name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`)."""
     path = resolve_scene(path)
     source = str(path)
-    raw = apply_overrides(_read_toml(Path(path), source), list(sets), source)
+    if Path(path).suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
+        from .mjcf import read_mjcf
+
+        raw = read_mjcf(path)
+    else:
+        raw = _read_toml(Path(path), source)
+    raw = apply_overrides(raw, list(sets), source)
     _resolve_files(raw, Path(path).parent)
     try:
         return SceneSpec.model_validate(raw)

@@ -1,0 +1,683 @@
+"""MuJoCo MJCF files as Sharnir scenes, read through MuJoCo's own compiler.
+
+`read_mjcf(path)` compiles the file with ``mujoco.MjModel.from_xml_path`` (defaults, includes,
+``fromto``, mesh scaling and inertia from geoms are MuJoCo's), runs its forward kinematics at
+``qpos0`` and writes the raw scene dict a TOML scene parses to (`scenes.schema`), which the
+loader validates and builds like any other scene.  MuJoCo is an optional extra
+(``pip install 'sharnir[mjcf]'``).
+
+What maps, and how:
+
+* **Bodies.** A body with joints (or a free joint) is one Sharnir body at its inertial frame:
+  centre of mass ``d.xipos``, principal axes ``d.ximat``, ``body_mass``, ``body_inertia``. A
+  body without joints is welded to its parent: its geoms and mass are merged into the parent
+  (inertias added about the joint centre of mass, principal axes found again). Bodies welded to
+  the world, mocap bodies included, become static: one static body per geom (planes are static
+  ``plane`` bodies).
+* **Shapes.** sphere, capsule, cylinder, ellipsoid and box keep their sizes; a mesh becomes a
+  ``hull`` of the mesh's vertices (``m.mesh_vert``, in the geom frame). One geom centred on the
+  centre of mass with the inertia diagonal in its axes is a plain shape; anything else is a
+  ``compound`` written in the MuJoCo body frame (``d.xpos``, ``d.xquat``) with ``frame`` the
+  inertial frame in it, so ``World.body_reference_pose`` gives the MuJoCo body frame back.
+  Geoms with ``contype = conaffinity = 0`` (visual only) are left out of a body that has others.
+* **Materials.** A body takes the largest ``friction`` of its geoms (sliding -> friction,
+  torsional -> spinning when ``condim >= 4``, rolling -> rolling when ``condim = 6``;
+  ``condim = 1`` is frictionless, friction 0). MuJoCo mixes two geoms by the larger value, as
+  Sharnir does.
+* **Collision filters.** MuJoCo's rule (``contype_a & conaffinity_b`` OR the reverse, never a
+  body with its parent, never an ``<exclude>`` pair) is turned into Sharnir's group/mask bits
+  exactly: each bit is a clique of bodies that may all touch one another (a greedy edge clique
+  cover of the "may touch" graph), a body's group and mask are the bits of its cliques.
+* **Joints.** hinge -> revolute, slide -> prismatic, ball -> spherical, free -> none (a
+  floating body); anchor ``d.xanchor`` and axis ``d.xaxis`` in the world at ``qpos0``;
+  ``jnt_range - qpos0`` when limited; ``dof_frictionloss`` -> ``friction`` (Coulomb).
+  Sharnir joins two bodies per joint, so a body with n > 1 joints gets n - 1 intermediate
+  bodies (``<body>.<joint>``, no geometry) chained by the joints in MuJoCo's order. Each takes
+  `INTERMEDIATE_MASS` (5 %) of the body's mass as a small sphere at its joint's anchor (radius
+  the body's smallest radius of gyration); the body keeps the rest, its inertia scaled by the
+  same factor. The total mass is kept. About a fixed anchor the motion is unchanged (the
+  body's gravity torque and inertia about the anchor scale alike, the anchor's share adds to
+  neither); when the anchor moves (a hip on a falling pelvis) that share rides with the anchor
+  instead of the body's centre of mass, which moves the subtree's centre of mass towards the
+  anchor by (n - 1) 5 % of their distance. On MuJoCo's humanoid, 1 % instead of 5 % moves the
+  torso's fall by 2 cm over a second.
+* **Damping, armature, springs and actuators** go through Sharnir's DC motor (physics/motor.py),
+  whose back-EMF is a viscous damper implicit in the step like MuJoCo's Euler damping, whose
+  rotor inertia is MuJoCo's armature and whose controller (sampled at the step's start) is an
+  explicit spring like MuJoCo's:
+
+  ====================  =====================================================================
+  MuJoCo                Sharnir DC motor on the joint (gear_ratio 1, efficiency 1)
+  ====================  =====================================================================
+  damping b             back-EMF: K^2 / R = b
+  armature a            rotor_inertia = a
+  stiffness k, ref      controller "position": kp = k / (K / R), target = springref - qpos0
+  motor, gear g         voltage = ctrl: K / R = g (K = b / g, R = b / g^2); voltage_limit =
+                        the ctrlrange's larger bound when ctrllimited and there is no spring
+  position kp, kv       volts are N m (K = R = b); controller "position": kp g^2, kd = kv g^2,
+                        target 0 - qpos0 (MuJoCo's servo acts on the length g q; a spring
+                        adds into the same controller)
+  velocity kv           volts are N m (K = R = b); controller "velocity": kp = kv g^2, target 0
+                        (with a spring: "position", kp = k, kd = kv g^2, as at ctrl 0)
+  dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
+                        voltage_limit as for motor (its ctrl is the terminal voltage)
+  no actuator           K / R = sqrt(b): R = 1, K = sqrt(b)
+  ====================  =====================================================================
+
+  With b = 0 the back-EMF cannot vanish: it is `NO_DAMPING` (1e-6 N m s). ``forcerange`` ->
+  ``torque_limit`` (times the gear). Joint damping on a ball joint, other actuator types
+  (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
+  a second actuator on one joint do not map.
+
+Known gaps (tests/test_scene_mjcf.py): an armature in a chain of joints (the humanoid's arm)
+drifts 0.17 rad from MuJoCo's run in 0.5 s at any dt, where a single hinge matches it to
+1e-9 rad (a rotor-inertia matter of the engine); and a tree as big as the humanoid's needs
+about 1000 solver iterations (``--iterations 1000``) to converge, the scene keeps Sharnir's
+default.
+
+Everything that does not map (tendons, equality constraints, sensors, contact pairs, soft
+contact parameters, margins, fluid forces, non-Euler integrators, ...) is named in ONE warning
+(`MjcfWarning`) per file; nothing is dropped silently.  MuJoCo's soft, pyramidal-cone contacts
+become Sharnir's hard contacts with a circular cone.
+"""
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .loader import SceneError
+
+# share of a body's mass each intermediate body of a multi-joint body takes
+INTERMEDIATE_MASS = 0.05
+# N m s/rad (N s/m): the back-EMF of a motor standing in for an undamped MuJoCo joint
+NO_DAMPING = 1e-6
+# MuJoCo's defaults, to tell which soft-contact parameters a file changed
+_SOLREF = (0.02, 1.0)
+_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+# mjtGeom codes
+_PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH = range(8)
+_SHAPE_NAMES = {_PLANE: "plane", _HFIELD: "hfield", _SPHERE: "sphere", _CAPSULE: "capsule",
+                _ELLIPSOID: "ellipsoid", _CYLINDER: "cylinder", _BOX: "box", _MESH: "mesh"}
+# mjtJoint codes and the Sharnir joint types
+_FREE, _BALL, _SLIDE, _HINGE = range(4)
+_JOINT_TYPES = {_HINGE: "revolute", _SLIDE: "prismatic", _BALL: "spherical"}
+
+
+class MjcfWarning(UserWarning):
+    """What of an MJCF file Sharnir does not simulate, in one message."""
+
+
+def read_mjcf(path: str | Path) -> dict:
+    """The raw scene dict (the structure a TOML scene parses to) of the MJCF file `path`;
+    what cannot be simulated is named in one `MjcfWarning`."""
+    raw, notes = mjcf_scene(path)
+    if notes:
+        warnings.warn(f"{path}: Sharnir does not simulate: " + "; ".join(notes), MjcfWarning,
+                      stacklevel=2)
+    return raw
+
+
+def mjcf_scene(path: str | Path) -> tuple[dict, list[str]]:
+    """(raw scene dict, notes on what does not map) of the MJCF file `path`."""
+    source = str(path)
+    m = _compile(source)
+    import mujoco
+
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    return _Reader(m, d, source).scene()
+
+
+def _compile(source: str):
+    try:
+        import mujoco
+    except ImportError:
+        raise SceneError("MJCF files need MuJoCo's compiler: pip install 'sharnir[mjcf]'") \
+            from None
+    if not Path(source).is_file():
+        raise SceneError(f"{source}: no such file")
+    try:
+        return mujoco.MjModel.from_xml_path(source)
+    except (ValueError, mujoco.FatalError) as exc:
+        message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise SceneError(f"{source}: MuJoCo cannot compile it: {message}") from None
+
+
+def _name(m, kind, i: int, fallback: str) -> str:
+    import mujoco
+
+    return mujoco.mj_id2name(m, kind, i) or fallback
+
+
+def _quat(R: np.ndarray) -> list[float]:
+    import mujoco
+
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, dtype=float).reshape(9))
+    return _floats(q)
+
+
+def _floats(v) -> list[float]:
+    return [float(x) for x in np.asarray(v, dtype=float).reshape(-1)]
+
+
+def _principal(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(moments (3,), axes (3, 3) right-handed columns) of a symmetric inertia tensor."""
+    moments, axes = np.linalg.eigh(0.5 * (T + T.T))
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    return moments, axes
+
+
+class _Link:
+    """One Sharnir body: a MuJoCo body and the bodies welded to it."""
+
+    def __init__(self, root: int, name: str, static: bool):
+        self.root = root          # the MuJoCo body that carries the joints
+        self.name = name
+        self.static = static
+        self.bodies: list[int] = []
+        self.geoms: list[int] = []
+        self.parent: _Link | None = None
+        # mass, centre of mass (3,), principal moments (3,) and axes (3, 3), world frame
+        self.mass, self.com, self.moments, self.axes = 0.0, None, None, None
+
+
+class _Reader:
+    def __init__(self, m, d, source: str):
+        import mujoco
+
+        self.mj = mujoco
+        self.m, self.d, self.source = m, d, source
+        self.notes: list[str] = []
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def body_name(self, b: int) -> str:
+        return "world" if b == 0 else _name(self.m, self.mj.mjtObj.mjOBJ_BODY, b, f"body{b}")
+
+    def scene(self) -> tuple[dict, list[str]]:
+        m = self.m
+        links = self.links()
+        bodies: list[dict] = []
+        joints: list[dict] = []
+        for link in links:
+            if link.static:
+                bodies.extend(self.static_bodies(link))
+            else:
+                entry = self.dynamic_body(link)
+                bodies.append(entry)
+                bodies_, joints_ = self.joints(link, entry)
+                bodies.extend(bodies_)
+                joints.extend(joints_)
+        self.unique_static_names(bodies)
+        self.collision_bits(bodies)
+        self.actuators(joints)
+        self.unmapped()
+        gravity = _floats(m.opt.gravity)
+        if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_GRAVITY):
+            gravity = [0.0, 0.0, 0.0]
+        if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_CONTACT):
+            for entry in bodies:
+                entry["group"], entry["mask"] = 0, 0
+        model = bytes(m.names).split(b"\0", 1)[0].decode("utf-8", "replace")  # (names[0])
+        raw = {
+            "description": f'MuJoCo model "{model}" from {Path(self.source).name}' if model
+            else f"MuJoCo model from {Path(self.source).name}",
+            "world": {"dt": float(m.opt.timestep), "gravity": gravity},
+            "bodies": bodies,
+            "joints": joints,
+        }
+        return raw, self.notes
+
+    # --- bodies -------------------------------------------------------------
+
+    @staticmethod
+    def unique_static_names(bodies: list[dict]) -> None:
+        """Rename static bodies (named after geoms) whose name a moving body or an earlier
+        static body took; joints never name static bodies (they join "world")."""
+        taken = {b["name"] for b in bodies if b.get("kind") != "static"}
+        for entry in bodies:
+            if entry.get("kind") != "static":
+                continue
+            name, k = entry["name"], 1
+            while name in taken:
+                k += 1
+                name = f'{entry["name"]}.{k}'
+            entry["name"] = name
+            taken.add(name)
+
+    def links(self) -> list[_Link]:
+        """Group MuJoCo bodies into Sharnir bodies (tree order: parents first)."""
+        m = self.m
+        world = _Link(0, "world", static=True)
+        world.bodies.append(0)
+        of: dict[int, _Link] = {0: world}
+        links = [world]
+        for b in range(1, m.nbody):
+            parent = of[int(m.body_parentid[b])]
+            mocap = int(m.body_mocapid[b]) >= 0
+            if mocap:
+                self.note(f'mocap body "{self.body_name(b)}" (static at its initial pose)')
+            if m.body_jntnum[b] == 0 or mocap:
+                link = world if parent.static or mocap else parent
+            else:
+                link = _Link(b, self.body_name(b), static=False)
+                link.parent = parent
+                links.append(link)
+            link.bodies.append(b)
+            of[b] = link
+        for g in range(m.ngeom):
+            of[int(m.geom_bodyid[g])].geoms.append(g)
+        self.link_of = of
+        return links
+
+    def shape(self, g: int, where: str) -> dict | None:
+        """The Sharnir shape of geom g (in the geom's frame), or None (noted)."""
+        m = self.m
+        t, size = int(m.geom_type[g]), m.geom_size[g]
+        if t == _SPHERE:
+            return {"type": "sphere", "radius": float(size[0])}
+        if t == _CAPSULE:
+            return {"type": "capsule", "radius": float(size[0]), "half_length": float(size[1])}
+        if t == _CYLINDER:
+            return {"type": "cylinder", "radius": float(size[0]), "half_length": float(size[1])}
+        if t == _ELLIPSOID:
+            return {"type": "ellipsoid", "semi_axes": _floats(size)}
+        if t == _BOX:
+            return {"type": "box", "half_extents": _floats(size)}
+        if t == _MESH:
+            mesh = int(m.geom_dataid[g])
+            a, n = int(m.mesh_vertadr[mesh]), int(m.mesh_vertnum[mesh])
+            return {"type": "hull", "vertices": [_floats(v) for v in m.mesh_vert[a:a + n]]}
+        kind = _SHAPE_NAMES.get(t, f"type {t}")
+        self.note(f"{kind} geom {where}" + (" (planes only on the world)" if t == _PLANE else ""))
+        return None
+
+    def geom_label(self, g: int) -> str:
+        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, g)
+        body = self.body_name(int(self.m.geom_bodyid[g]))
+        return f'"{name}" of body "{body}"' if name else f'{g} of body "{body}"'
+
+    def colliding(self, geoms: list[int]) -> list[int]:
+        """The geoms that take part in contacts (all of them when none does)."""
+        m = self.m
+        touching = [g for g in geoms if m.geom_contype[g] or m.geom_conaffinity[g]]
+        return touching or list(geoms)
+
+    def material(self, geoms: list[int], entry: dict) -> None:
+        m = self.m
+        values = []
+        for g in geoms:
+            condim = int(m.geom_condim[g])
+            slide, torsion, roll = (float(x) for x in m.geom_friction[g])
+            values.append((slide if condim > 1 else 0.0, torsion if condim >= 4 else 0.0,
+                           roll if condim == 6 else 0.0))
+        if not values:
+            return
+        if len(set(values)) > 1:
+            self.note(f'different frictions on the geoms of body "{entry["name"]}" '
+                      "(the largest of each is used)")
+        entry["friction"] = max(v[0] for v in values)
+        entry["spinning"] = max(v[1] for v in values)
+        entry["rolling"] = max(v[2] for v in values)
+
+    def static_bodies(self, link: _Link) -> list[dict]:
+        m, d = self.m, self.d
+        out = []
+        for g in self.colliding(link.geoms):
+            plane = int(m.geom_type[g]) == _PLANE
+            shape = {"type": "plane"} if plane else self.shape(g, self.geom_label(g))
+            if shape is None:
+                continue
+            name = self.mj.mj_id2name(m, self.mj.mjtObj.mjOBJ_GEOM, g)
+            body = self.body_name(int(m.geom_bodyid[g]))
+            entry = {"name": name or f"{body}.geom{g}", "kind": "static", "shape": shape,
+                     "pos": _floats(d.geom_xpos[g]), "quat": _quat(d.geom_xmat[g])}
+            self.material([g], entry)
+            entry["_geoms"] = [g]
+            out.append(entry)
+        return out
+
+    def mass_properties(self, link: _Link) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """(mass, centre of mass (3,), principal moments (3,), axes (3, 3)) in the world."""
+        m, d = self.m, self.d
+        if len(link.bodies) == 1 or all(m.body_mass[b] == 0 for b in link.bodies[1:]):
+            b = link.root
+            return (float(m.body_mass[b]), d.xipos[b].copy(), m.body_inertia[b].copy(),
+                    d.ximat[b].reshape(3, 3).copy())
+        masses = np.array([m.body_mass[b] for b in link.bodies])
+        total = float(masses.sum())
+        com = masses @ np.array([d.xipos[b] for b in link.bodies]) / total
+        T = np.zeros((3, 3))
+        for b, mb in zip(link.bodies, masses):
+            R = d.ximat[b].reshape(3, 3)
+            r = d.xipos[b] - com
+            T += R @ np.diag(m.body_inertia[b]) @ R.T + mb * ((r @ r) * np.eye(3) - np.outer(r, r))
+        moments, axes = _principal(T)
+        return total, com, moments, axes
+
+    def dynamic_body(self, link: _Link) -> dict:
+        d = self.d
+        mass, com, moments, axes = self.mass_properties(link)
+        if mass <= 0:
+            raise SceneError(f'{self.source}: body "{link.name}": has no mass (a moving body '
+                             "needs mass in Sharnir)")
+        link.mass, link.com, link.moments, link.axes = mass, com, moments, axes
+        entry: dict = {"name": link.name, "mass": mass}
+        geoms = self.colliding(link.geoms)
+        parts = []
+        for g in geoms:
+            shape = self.shape(g, self.geom_label(g))
+            if shape is not None:
+                parts.append((g, shape))
+        tensor = axes @ np.diag(moments) @ axes.T
+        if len(parts) == 1:
+            g, shape = parts[0]
+            Rg = d.geom_xmat[g].reshape(3, 3)
+            local = Rg.T @ tensor @ Rg
+            off = np.abs(local - np.diag(np.diag(local))).max()
+            centred = np.linalg.norm(d.geom_xpos[g] - com) <= 1e-9 * max(1.0, np.abs(com).max())
+            if shape["type"] != "hull" and centred and off <= 1e-9 * np.trace(local):
+                entry.update(shape=shape, inertia=_floats(np.diag(local)),
+                             pos=_floats(d.geom_xpos[g]), quat=_quat(Rg))
+                parts = []
+        if parts:
+            # the compound's reference frame: the MuJoCo body frame of the link's root
+            xr, Rr = d.xpos[link.root], d.xmat[link.root].reshape(3, 3)
+            entry["shape"] = {
+                "type": "compound",
+                "parts": [{"shape": shape, "pos": _floats(Rr.T @ (d.geom_xpos[g] - xr)),
+                           "quat": _quat(Rr.T @ d.geom_xmat[g].reshape(3, 3))}
+                          for g, shape in parts],
+                "frame": {"pos": _floats(Rr.T @ (com - xr)), "quat": _quat(Rr.T @ axes)},
+            }
+            entry.update(inertia=_floats(moments), pos=_floats(xr), quat=_quat(Rr))
+        elif "shape" not in entry:
+            entry.update(inertia=_floats(moments), pos=_floats(com), quat=_quat(axes))
+        entry["inertia"] = [max(x, 1e-12 * max(moments.max(), 1e-300)) for x in entry["inertia"]]
+        self.material([g for g, _ in parts] or geoms, entry)
+        entry["_geoms"] = [g for g in geoms]
+        return entry
+
+    # --- joints -------------------------------------------------------------
+
+    def joints(self, link: _Link, entry: dict) -> tuple[list[dict], list[dict]]:
+        """The joints of `link` to its parent, with the intermediate bodies a body with several
+        joints needs."""
+        m, d = self.m, self.d
+        b = link.root
+        ids = list(range(int(m.body_jntadr[b]), int(m.body_jntadr[b] + m.body_jntnum[b])))
+        if any(m.jnt_type[j] == _FREE for j in ids):
+            return [], []
+        names = [_name(m, self.mj.mjtObj.mjOBJ_JOINT, j, f"{link.name}.joint{k}")
+                 for k, j in enumerate(ids)]
+        inter: list[dict] = []
+        n = len(ids)
+        if n > 1:
+            share = INTERMEDIATE_MASS * entry["mass"]
+            keep = 1.0 - (n - 1) * INTERMEDIATE_MASS
+            # a small sphere: the body's smallest radius of gyration
+            radius = max(math.sqrt(min(link.moments) / link.mass), 1e-3)
+            for k in range(n - 1):
+                inter.append({"name": f"{link.name}.{names[k]}", "mass": share,
+                              "inertia": [0.4 * share * radius * radius] * 3,
+                              "pos": _floats(d.xanchor[ids[k]]), "group": 0, "mask": 0})
+            entry["mass"] = entry["mass"] * keep
+            entry["inertia"] = [x * keep for x in entry["inertia"]]
+        chain = [link.parent.name if not link.parent.static else "world",
+                 *(e["name"] for e in inter), link.name]
+        out = []
+        for k, j in enumerate(ids):
+            t = int(m.jnt_type[j])
+            joint = {"name": names[k], "type": _JOINT_TYPES[t], "body_a": chain[k],
+                     "body_b": chain[k + 1], "anchor": _floats(d.xanchor[j])}
+            dof = int(m.jnt_dofadr[j])
+            qadr = int(m.jnt_qposadr[j])
+            if t in (_HINGE, _SLIDE):
+                joint["axis"] = _floats(d.xaxis[j])
+                if m.jnt_limited[j]:
+                    q0 = float(m.qpos0[qadr])
+                    joint["limits"] = [float(m.jnt_range[j, 0]) - q0,
+                                       float(m.jnt_range[j, 1]) - q0]
+                friction = float(m.dof_frictionloss[dof])
+            else:
+                friction = float(max(m.dof_frictionloss[dof:dof + 3]))
+                if len(set(m.dof_frictionloss[dof:dof + 3])) > 1:
+                    self.note(f'unequal frictionloss on the axes of ball joint "{names[k]}" '
+                              "(the largest is used)")
+                if m.jnt_limited[j]:
+                    self.note(f'the cone limit of ball joint "{names[k]}"')
+                if m.jnt_stiffness[j] or any(m.dof_damping[dof:dof + 3]) \
+                        or any(m.dof_armature[dof:dof + 3]):
+                    self.note(f'damping, stiffness or armature of ball joint "{names[k]}"')
+            if friction > 0:
+                joint["friction"] = friction
+            joint["_id"] = j
+            out.append(joint)
+        return inter, out
+
+    # --- actuators, damping, springs ---------------------------------------
+
+    def actuators(self, joints: list[dict]) -> None:
+        """Put a DC motor on every hinge or slide with an actuator, damping, armature or a
+        spring (see the module's table)."""
+        m = self.m
+        by_joint = {j["_id"]: j for j in joints}
+        acts: dict[int, list[int]] = {}
+        for a in range(m.nu):
+            label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
+            trn = int(m.actuator_trntype[a])
+            target = int(m.actuator_trnid[a, 0])
+            on_joint = trn in (int(self.mj.mjtTrn.mjTRN_JOINT),
+                               int(self.mj.mjtTrn.mjTRN_JOINTINPARENT))
+            if not on_joint or target not in by_joint \
+                    or by_joint[target]["type"] not in ("revolute", "prismatic"):
+                self.note(f'actuator "{label}" (only actuators on hinges and slides map)')
+                continue
+            acts.setdefault(target, []).append(a)
+        for j, joint in by_joint.items():
+            if joint["type"] not in ("revolute", "prismatic"):
+                continue
+            mine = acts.get(j, [])
+            for a in mine[1:]:
+                label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
+                self.note(f'actuator "{label}" (a second actuator on joint "{joint["name"]}")')
+            motor = self.motor(j, joint["name"], mine[0] if mine else None)
+            if motor is not None:
+                joint["motor"] = motor
+        for joint in joints:
+            joint.pop("_id", None)
+
+    def motor(self, j: int, joint: str, a: int | None) -> dict | None:
+        m = self.m
+        dof, qadr = int(m.jnt_dofadr[j]), int(m.jnt_qposadr[j])
+        b = float(m.dof_damping[dof])
+        armature = float(m.dof_armature[dof])
+        k = float(m.jnt_stiffness[j])
+        spring_target = float(m.qpos_spring[qadr] - m.qpos0[qadr])
+        q0 = float(m.qpos0[qadr])
+        if a is None and b == 0 and armature == 0 and k == 0:
+            return None
+        damping = b if b > 0 else NO_DAMPING
+        motor: dict = {"rotor_inertia": armature}
+        kp = kd = 0.0
+        target = 0.0
+        mode = "position"
+        if a is None:
+            motor.update(resistance=1.0, torque_constant=math.sqrt(damping))
+        else:
+            label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
+            g = float(m.actuator_gear[a, 0])
+            gain_t, bias_t = int(m.actuator_gaintype[a]), int(m.actuator_biastype[a])
+            dyn_t = int(m.actuator_dyntype[a])
+            gp, bp = m.actuator_gainprm[a], m.actuator_biasprm[a]
+            kind = None
+            if gain_t == int(self.mj.mjtGain.mjGAIN_DCMOTOR):
+                kind = "dcmotor"
+            elif dyn_t == 0 and gain_t == int(self.mj.mjtGain.mjGAIN_FIXED):
+                if bias_t == int(self.mj.mjtBias.mjBIAS_NONE):
+                    kind = "motor"
+                elif (bias_t == int(self.mj.mjtBias.mjBIAS_AFFINE) and bp[0] == 0
+                      and bp[1] == -gp[0] and gp[0] > 0):
+                    kind = "position"
+                elif (bias_t == int(self.mj.mjtBias.mjBIAS_AFFINE) and bp[0] == 0
+                      and bp[1] == 0 and bp[2] == -gp[0] and gp[0] > 0):
+                    kind = "velocity"
+            if kind is None or g <= 0:
+                self.note(f'actuator "{label}" (only motor, position, velocity and dcmotor '
+                          "with a positive gear map)")
+                motor.update(resistance=1.0, torque_constant=math.sqrt(damping))
+            elif kind == "dcmotor":
+                R, K = float(m.actuator_gainprm[a, 0]), float(m.actuator_gainprm[a, 1])
+                te = float(m.actuator_dynprm[a, 0])
+                motor.update(resistance=R, torque_constant=K, gear_ratio=g,
+                             inductance=max(te, 0.0) * R)
+                if m.actuator_ctrllimited[a] and k == 0:
+                    motor["voltage_limit"] = float(np.abs(m.actuator_ctrlrange[a]).max())
+                if b > 0:
+                    self.note(f'joint damping of "{joint}" (under a dcmotor, whose back-EMF '
+                              "is its own)")
+                if int(m.actuator_actnum[a]) > (1 if te > 0 else 0):
+                    self.note(f'dcmotor "{label}": its controller, cogging, thermal or LuGre '
+                              "states (the bare motor is used)")
+            else:
+                # volts -> joint torque K / R = v (the gear for a motor, 1 for a servo, whose
+                # voltage is its controller's output in N m); back-EMF K^2 / R = damping
+                v = g if kind == "motor" else 1.0
+                motor.update(resistance=damping / (v * v), torque_constant=damping / v)
+                if kind == "motor" and m.actuator_ctrllimited[a] and k == 0:
+                    motor["voltage_limit"] = float(np.abs(m.actuator_ctrlrange[a]).max())
+                # a servo acts on the actuator length g q: joint torque g kp (ctrl - g q) ...
+                if kind == "position":
+                    kp, kd = g * g * float(gp[0]), g * g * float(-bp[2])
+                    target = -q0
+                elif kind == "velocity":
+                    mode = "velocity"
+                    kp = g * g * float(gp[0])
+            if m.actuator_forcelimited[a] and kind is not None:
+                motor["torque_limit"] = float(np.abs(m.actuator_forcerange[a]).max()) * \
+                    float(m.actuator_gear[a, 0])
+            if getattr(m, "actuator_damping", None) is not None and (
+                    m.actuator_damping[a] or m.actuator_armature[a]):
+                self.note(f'the damping and armature of actuator "{label}"')
+        volts = motor["torque_constant"] / motor["resistance"] * motor.get("gear_ratio", 1.0)
+        if k > 0:
+            if mode == "velocity":
+                # a velocity servo at rest (ctrl 0) is a damper: with the spring, one PD
+                mode, kp, kd, target = "position", 0.0, kp, 0.0
+            # spring and position servo add: (kp (t - q) + k (s - q)) = (kp + k)(x - q)
+            target = (kp * target + k * spring_target) / (kp + k)
+            kp += k
+        if kp > 0 or kd > 0:
+            motor["controller"] = {"mode": mode, "kp": kp / volts, "kd": kd / volts,
+                                   "target": target}
+        return motor
+
+    # --- collision filters --------------------------------------------------
+
+    def collision_bits(self, bodies: list[dict]) -> None:
+        """Group and mask bits reproducing MuJoCo's contact filter (see the module)."""
+        m = self.m
+        # the entries that collide, with their geoms, MuJoCo link and bit classes
+        nodes = []
+        for entry in bodies:
+            geoms = entry.pop("_geoms", None)
+            if geoms is None:
+                continue
+            if not geoms or "shape" not in entry:
+                entry["group"], entry["mask"] = 0, 0
+                continue
+            ct = ca = 0
+            for g in geoms:
+                ct |= int(m.geom_contype[g])
+                ca |= int(m.geom_conaffinity[g])
+            if len({(int(m.geom_contype[g]), int(m.geom_conaffinity[g])) for g in geoms}) > 1:
+                self.note(f'different contype/conaffinity on the geoms of body "{entry["name"]}" '
+                          "(their union is used)")
+            link = self.link_of[int(m.geom_bodyid[geoms[0]])]
+            nodes.append((entry, link, ct, ca))
+        excluded = set()
+        for sig in m.exclude_signature:
+            b1, b2 = int(sig) >> 16, int(sig) & 0xFFFF
+            excluded.add(frozenset((id(self.link_of[b1]), id(self.link_of[b2]))))
+        filterparent = not (m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_FILTERPARENT))
+
+        def may_touch(x, y) -> bool:
+            (_, la, cta, caa), (_, lb, ctb, cab) = x, y
+            if la.static and lb.static:
+                return False
+            if la is lb:
+                return False
+            if not (cta & cab or ctb & caa):
+                return False
+            if frozenset((id(la), id(lb))) in excluded:
+                return False
+            if filterparent and ((la.parent is lb and not lb.static)
+                                 or (lb.parent is la and not la.static)):
+                return False
+            return True
+
+        n = len(nodes)
+        edges = {(i, k) for i in range(n) for k in range(i + 1, n) if may_touch(nodes[i], nodes[k])}
+        adjacent = {i: set() for i in range(n)}
+        for i, k in edges:
+            adjacent[i].add(k)
+            adjacent[k].add(i)
+        if len(edges) == n * (n - 1) // 2:
+            return  # everything touches everything: Sharnir's defaults
+        cliques: list[set[int]] = []
+        left = set(edges)
+        while left:
+            i, k = min(left)
+            clique = {i, k}
+            for w in sorted(adjacent[i] & adjacent[k], key=lambda w: -len(adjacent[w])):
+                if all(w in adjacent[c] for c in clique):
+                    clique.add(w)
+            cliques.append(clique)
+            left -= {(x, y) for x in clique for y in clique if x < y}
+        if len(cliques) > 62:
+            self.note("the contact filter needs more than 62 group bits: contype/conaffinity "
+                      "are used as group/mask")
+            for entry, _, ct, ca in nodes:
+                entry["group"], entry["mask"] = ct, ca
+            return
+        for i, (entry, _, _, _) in enumerate(nodes):
+            bits = sum(1 << c for c, clique in enumerate(cliques) if i in clique)
+            entry["group"], entry["mask"] = bits, bits
+
+    # --- what does not map --------------------------------------------------
+
+    def unmapped(self) -> None:
+        m, mj = self.m, self.mj
+        counts = [("ntendon", "tendon"), ("neq", "equality constraint"), ("nsensor", "sensor"),
+                  ("npair", "explicit contact pair"), ("nflex", "flex"), ("nplugin", "plugin"),
+                  ("nhfield", "height field")]
+        for attr, what in counts:
+            k = int(getattr(m, attr, 0))
+            if k:
+                self.note(f"{k} {what}{'s' if k > 1 else ''}")
+        if m.opt.integrator != int(mj.mjtIntegrator.mjINT_EULER):
+            self.note(f"the {mj.mjtIntegrator(m.opt.integrator).name[6:].lower()} integrator "
+                      "(Sharnir steps its own way)")
+        if m.opt.density or m.opt.viscosity or np.any(m.opt.wind):
+            self.note("fluid forces (density, viscosity, wind)")
+        if np.any(m.body_gravcomp):
+            self.note("gravity compensation (gravcomp)")
+        if np.any(m.geom_margin) or np.any(m.geom_gap):
+            self.note("geom margin/gap")
+        if (np.any(np.abs(m.geom_solref - _SOLREF) > 1e-12)
+                or np.any(np.abs(m.geom_solimp - _SOLIMP) > 1e-12)
+                or np.any(m.geom_solmix != 1.0)):
+            self.note("soft-contact solref/solimp/solmix on geoms (contacts are hard)")
+        if (np.any(np.abs(m.jnt_solref - _SOLREF) > 1e-12)
+                or np.any(np.abs(m.jnt_solimp - _SOLIMP) > 1e-12)):
+            self.note("soft joint-limit solref/solimp (limits are hard)")
+        if np.any(m.jnt_margin):
+            self.note("joint limit margins")
+        if m.nkey:
+            self.note(f"{m.nkey} keyframe{'s' if m.nkey > 1 else ''} (the scene starts at qpos0)")

@@ -1,0 +1,610 @@
+"""MuJoCo MJCF files opened as Sharnir scenes (scenes/mjcf.py): the bodies, joints, motors and
+contact filters match the file's own numbers, a double pendulum follows the same trajectory
+as its TOML twin, MuJoCo's humanoid loads and falls like MuJoCo's own simulation of it, and
+bad files are one SceneError."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from sharnir.scenes import SceneError, build_world, load_scene, read_scene  # noqa: E402
+from sharnir.scenes.mjcf import INTERMEDIATE_MASS, NO_DAMPING, MjcfWarning  # noqa: E402
+
+HUMANOID = Path(__file__).parent / "fixtures" / "mjcf" / "humanoid.xml"
+REPO = Path(__file__).resolve().parents[1]
+
+PENDULUM = """
+<mujoco model="pendulum">
+  <option timestep="0.002" gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="rod" pos="0 0 1">
+      <joint name="pivot" type="hinge" axis="0 1 0" range="-90 45" frictionloss="0.3"/>
+      <geom type="box" size="0.05 0.05 0.2" pos="0 0 -0.2" density="1000"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+# link1 starts level (turned 90 degrees about y), link2 hangs from its tip; explicit inertials
+DOUBLE = """
+<mujoco model="double pendulum">
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="link1" pos="0 0 1" euler="0 90 0">
+      <joint name="hinge1" axis="0 1 0" range="-120 120" frictionloss="0.3"/>
+      <inertial pos="0 0 -0.2" mass="1" diaginertia="0.02 0.021 0.003"/>
+      <geom type="box" size="0.03 0.03 0.2" pos="0 0 -0.2"/>
+      <body name="link2" pos="0 0 -0.4" euler="0 -90 0">
+        <joint name="hinge2" axis="0 1 0" frictionloss="0.1"/>
+        <inertial pos="0 0 -0.3" mass="2" diaginertia="0.03 0.04 0.01"/>
+        <geom type="capsule" size="0.03 0.2" pos="0 0 -0.2"/>
+        <geom type="sphere" size="0.06" pos="0 0 -0.45"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+# the same double pendulum written by hand as a Sharnir scene: link1's centre of mass is 0.2 m
+# along its body z, which the 90-degree turn about y lays along -x; link2's frame is at
+# link1's tip (-0.4, 0, 1), upright again; MuJoCo never lets a body touch its parent, and
+# there is nothing else to touch (group = mask = 0)
+DOUBLE_TOML = """
+world = { dt = 0.002 }
+
+[[bodies]]
+name = "link1"
+shape = { type = "box", half_extents = [0.03, 0.03, 0.2] }
+mass = 1.0
+inertia = [0.02, 0.021, 0.003]
+pos = [-0.2, 0.0, 1.0]
+quat = [0.7071067811865476, 0.0, 0.7071067811865476, 0.0]
+group = 0
+mask = 0
+
+[[bodies]]
+name = "link2"
+mass = 2.0
+inertia = [0.03, 0.04, 0.01]
+pos = [-0.4, 0.0, 1.0]
+group = 0
+mask = 0
+shape.type = "compound"
+shape.frame = { pos = [0.0, 0.0, -0.3] }
+[[bodies.shape.parts]]
+shape = { type = "capsule", radius = 0.03, half_length = 0.2 }
+pos = [0.0, 0.0, -0.2]
+[[bodies.shape.parts]]
+shape = { type = "sphere", radius = 0.06 }
+pos = [0.0, 0.0, -0.45]
+
+[[joints]]
+name = "hinge1"
+type = "revolute"
+body_a = "world"
+body_b = "link1"
+anchor = [0.0, 0.0, 1.0]
+axis = [0.0, 1.0, 0.0]
+friction = 0.3
+limits = [-2.0943951023931953, 2.0943951023931953]
+
+[[joints]]
+name = "hinge2"
+type = "revolute"
+body_a = "link1"
+body_b = "link2"
+anchor = [-0.4, 0.0, 1.0]
+axis = [0.0, 1.0, 0.0]
+friction = 0.1
+"""
+
+
+def write(tmp_path, text, name="model.xml"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def quiet_read(path, sets=()):
+    """read_scene, failing on any MjcfWarning (the file has nothing Sharnir cannot do)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MjcfWarning)
+        return read_scene(path, sets)
+
+
+def by_name(items, name):
+    return next(item for item in items if item.name == name)
+
+
+# --- what the reader writes -------------------------------------------------
+
+
+def test_pendulum_mass_inertia_anchor_axis_range_and_frictionloss_match_the_file(tmp_path):
+    spec = quiet_read(write(tmp_path, PENDULUM))
+    rod = by_name(spec.bodies, "rod")
+    # a 0.1 x 0.1 x 0.4 m box of density 1000: 4 kg, I = m (b^2 + c^2) / 12 on full sides
+    assert rod.mass == pytest.approx(4.0, rel=1e-12)
+    assert rod.inertia == pytest.approx([4.0 * (0.01 + 0.16) / 12, 4.0 * (0.01 + 0.16) / 12,
+                                         4.0 * (0.01 + 0.01) / 12], rel=1e-9)
+    assert rod.shape.type == "box" and rod.shape.half_extents == pytest.approx((0.05, 0.05, 0.2))
+    assert rod.pos == pytest.approx((0.0, 0.0, 0.8), abs=1e-12)
+    pivot = by_name(spec.joints, "pivot")
+    assert (pivot.type, pivot.body_a, pivot.body_b) == ("revolute", "world", "rod")
+    assert pivot.anchor == pytest.approx((0.0, 0.0, 1.0), abs=1e-12)
+    assert pivot.axis == pytest.approx((0.0, 1.0, 0.0), abs=1e-12)
+    assert pivot.limits == pytest.approx((-math.pi / 2, math.pi / 4), rel=1e-12)
+    assert pivot.friction == pytest.approx(0.3)
+    assert pivot.motor is None  # no damping, armature, spring or actuator
+    assert spec.world.dt == 0.002 and spec.world.gravity == (0.0, 0.0, -9.81)
+
+
+def test_double_pendulum_bodies_and_joints_match_the_file(tmp_path):
+    spec = quiet_read(write(tmp_path, DOUBLE))
+    link1, link2 = by_name(spec.bodies, "link1"), by_name(spec.bodies, "link2")
+    assert (link1.mass, link2.mass) == (1.0, 2.0)
+    assert link1.inertia == pytest.approx((0.02, 0.021, 0.003), rel=1e-12)
+    assert link2.inertia == pytest.approx((0.03, 0.04, 0.01), rel=1e-12)
+    assert link1.pos == pytest.approx((-0.2, 0.0, 1.0), abs=1e-12)
+    # two geoms and a centre of mass of its own: a compound in the MuJoCo body frame
+    assert link2.shape.type == "compound" and len(link2.shape.parts) == 2
+    assert link2.pos == pytest.approx((-0.4, 0.0, 1.0), abs=1e-12)
+    assert link2.shape.frame.pos == pytest.approx((0.0, 0.0, -0.3), abs=1e-12)
+    hinge2 = by_name(spec.joints, "hinge2")
+    assert (hinge2.body_a, hinge2.body_b) == ("link1", "link2")
+    assert hinge2.anchor == pytest.approx((-0.4, 0.0, 1.0), abs=1e-12)
+    assert hinge2.axis == pytest.approx((0.0, 1.0, 0.0), abs=1e-12)
+    assert hinge2.friction == pytest.approx(0.1) and hinge2.limits is None
+    assert by_name(spec.joints, "hinge1").limits == pytest.approx((-2 * math.pi / 3,
+                                                                    2 * math.pi / 3))
+
+
+def test_double_pendulum_from_mjcf_follows_its_toml_twin(tmp_path):
+    from_xml = build_world(quiet_read(write(tmp_path, DOUBLE)))
+    toml = tmp_path / "double.toml"
+    toml.write_text(DOUBLE_TOML, encoding="utf-8")
+    from_toml = build_world(read_scene(toml))
+    steps = 500  # 1 s
+    a = from_xml.run(steps, record_bodies=True)
+    b = from_toml.run(steps, record_bodies=True)
+    assert np.ptp(a.joint[:, 0, 0]) > 0.5  # it swings
+    assert np.abs(a.joint[:, :, :2] - b.joint[:, :, :2]).max() < 1e-9
+    assert np.abs(a.body_pos - b.body_pos).max() < 1e-9
+    assert np.abs(a.body_quat - b.body_quat).max() < 1e-9
+
+
+def test_a_welded_body_is_merged_into_its_parent_with_their_joint_mass(tmp_path):
+    xml = """<mujoco><worldbody>
+      <body name="arm" pos="0 0 1"><joint name="j" axis="1 0 0"/>
+        <geom type="sphere" size="0.1" mass="1"/>
+        <body name="hand" pos="0.3 0 0"><geom type="sphere" size="0.05" mass="3"/></body>
+      </body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    assert [b.name for b in spec.bodies] == ["arm"]
+    arm = spec.bodies[0]
+    assert arm.mass == pytest.approx(4.0)
+    # centre of mass 3/4 of the way to the hand: x = 0.225; about x the spheres' own
+    # moments add, about y and z the parallel axes too (d = 0.225 and 0.075)
+    moments = sorted([0.4 * 1 * 0.01 + 0.4 * 3 * 0.0025,
+                      0.4 * 1 * 0.01 + 0.4 * 3 * 0.0025 + 1 * 0.225**2 + 3 * 0.075**2,
+                      0.4 * 1 * 0.01 + 0.4 * 3 * 0.0025 + 1 * 0.225**2 + 3 * 0.075**2])
+    assert sorted(arm.inertia) == pytest.approx(moments, rel=1e-9)
+    assert arm.shape.type == "compound"
+    assert arm.shape.frame.pos == pytest.approx((0.225, 0.0, 0.0), abs=1e-12)
+
+
+def test_three_hinges_on_one_body_chain_two_intermediate_bodies(tmp_path):
+    xml = """<mujoco><worldbody>
+      <body name="thigh" pos="0 0 1">
+        <joint name="hx" axis="1 0 0"/><joint name="hz" axis="0 0 1"/>
+        <joint name="hy" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.05" mass="5"/>
+      </body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    names = [b.name for b in spec.bodies]
+    assert names == ["thigh", "thigh.hx", "thigh.hz"]
+    chain = [(j.name, j.body_a, j.body_b) for j in spec.joints]
+    assert chain == [("hx", "world", "thigh.hx"), ("hz", "thigh.hx", "thigh.hz"),
+                     ("hy", "thigh.hz", "thigh")]
+    masses = {b.name: b.mass for b in spec.bodies}
+    assert sum(masses.values()) == pytest.approx(5.0)  # the total is kept
+    assert masses["thigh.hx"] == pytest.approx(INTERMEDIATE_MASS * 5.0)
+    assert masses["thigh"] == pytest.approx((1 - 2 * INTERMEDIATE_MASS) * 5.0)
+    for name in ("thigh.hx", "thigh.hz"):  # at the joints' common anchor, touching nothing
+        inter = by_name(spec.bodies, name)
+        assert inter.pos == pytest.approx((0.0, 0.0, 1.0)) and inter.shape is None
+        assert (inter.group, inter.mask) == (0, 0)
+    assert [j.axis for j in spec.joints] == [(1.0, 0.0, 0.0), (0.0, 0.0, 1.0), (0.0, 1.0, 0.0)]
+
+
+def test_free_joint_is_a_floating_body_and_world_geoms_are_static(tmp_path):
+    xml = """<mujoco><worldbody>
+      <geom name="floor" type="plane" size="1 1 0.1" friction="0.8 0.01 0.001"/>
+      <geom name="step" type="box" size="0.2 0.2 0.05" pos="1 0 0.05"/>
+      <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" condim="6"
+        friction="0.6 0.02 0.003"/></body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    assert spec.joints == []
+    floor, step, ball = (by_name(spec.bodies, n) for n in ("floor", "step", "ball"))
+    assert (floor.kind, floor.shape.type, step.kind) == ("static", "plane", "static")
+    assert floor.friction == 0.8 and (floor.spinning, floor.rolling) == (0.0, 0.0)  # condim 3
+    assert (ball.friction, ball.spinning, ball.rolling) == (0.6, 0.02, 0.003)   # condim 6
+    assert ball.mass == pytest.approx(1000 * 4 / 3 * math.pi * 0.001)
+
+
+def test_contact_filter_reproduces_mujocos_rule(tmp_path):
+    # contype/conaffinity pairs that touch one way only, a parent and child, an exclude
+    xml = """<mujoco><worldbody>
+      <geom name="floor" type="plane" size="1 1 0.1" contype="1" conaffinity="1"/>
+      <body name="a" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" contype="2"
+        conaffinity="1"/></body>
+      <body name="b" pos="1 0 1"><freejoint/><geom type="sphere" size="0.1" contype="1"
+        conaffinity="2"/></body>
+      <body name="c" pos="2 0 1"><freejoint/><geom type="sphere" size="0.1" contype="4"
+        conaffinity="4"/></body>
+      <body name="d" pos="3 0 1"><freejoint/><geom type="sphere" size="0.1"/>
+        <body name="e" pos="0.3 0 0"><joint axis="0 1 0"/><geom type="sphere" size="0.1"/>
+        </body></body>
+      <body name="f" pos="4 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>
+    </worldbody><contact><exclude body1="f" body2="d"/></contact></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    bodies = {b.name: b for b in spec.bodies}
+    m = mujoco.MjModel.from_xml_string(xml)
+
+    def mujoco_touches(x, y):
+        gx = m.geom(x) if x == "floor" else m.geom(int(m.body(x).geomadr[0]))
+        gy = m.geom(y) if y == "floor" else m.geom(int(m.body(y).geomadr[0]))
+        if not (gx.contype[0] & gy.conaffinity[0] or gy.contype[0] & gx.conaffinity[0]):
+            return False
+        return {x, y} not in ({"d", "e"}, {"d", "f"})  # parent and child; the exclude
+
+    names = list(bodies)
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            bx, by = bodies[x], bodies[y]
+            sharnir = bool(bx.group & by.mask) and bool(by.group & bx.mask)
+            assert sharnir == mujoco_touches(x, y), (x, y)
+
+
+def test_damping_armature_and_spring_become_a_dc_motor_with_those_constants(tmp_path):
+    xml = """<mujoco><worldbody><body name="wheel" pos="0 0 1">
+      <joint name="axle" axis="0 0 1" damping="0.5" armature="0.02" stiffness="3"
+        springref="10"/>
+      <geom type="cylinder" size="0.2 0.02" mass="2"/></body>
+      <body name="cart" pos="1 0 1"><joint name="rail" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+      <body name="arm" pos="2 0 1"><joint name="shoulder" axis="0 1 0" damping="5"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+      <body name="finger" pos="3 0 1"><joint name="knuckle" axis="0 1 0" damping="2"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+      <body name="lift" pos="4 0 1"><joint name="screw" type="slide" axis="0 0 1"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body>
+      </worldbody>
+      <actuator><motor joint="shoulder" gear="40" ctrlrange="-1 1"/>
+        <position joint="knuckle" kp="10" kv="0.5"/>
+        <velocity joint="rail" kv="7"/>
+        <motor joint="screw" gear="3" forcerange="-2 2"/></actuator></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    joints = {j.name: j for j in spec.joints}
+
+    def gain(motor):  # joint torque per volt at stall, and the back-EMF damping
+        return motor.torque_constant / motor.resistance, motor.torque_constant ** 2 / \
+            motor.resistance
+
+    axle = joints["axle"].motor  # no actuator: a shorted motor, K / R = sqrt(b)
+    assert gain(axle)[1] == pytest.approx(0.5) and axle.rotor_inertia == 0.02
+    c = axle.controller  # the spring: torque 3 (10 deg - q) through K / R volts
+    assert (c.mode, c.kp * gain(axle)[0]) == ("position", pytest.approx(3.0))
+    assert c.target == pytest.approx(math.radians(10))
+    shoulder = joints["shoulder"].motor  # motor gear 40 on damping 5
+    assert gain(shoulder) == pytest.approx((40.0, 5.0))
+    assert shoulder.voltage_limit == 1.0 and shoulder.controller is None
+    knuckle = joints["knuckle"].motor  # position servo kp 10, kv 0.5 on damping 2
+    assert gain(knuckle)[1] == pytest.approx(2.0)
+    c = knuckle.controller
+    assert c.mode == "position" and c.target == 0.0
+    assert (c.kp * gain(knuckle)[0], c.kd * gain(knuckle)[0]) == pytest.approx((10.0, 0.5))
+    rail = joints["rail"].motor  # velocity servo kv 7, no damping: a negligible back-EMF
+    assert gain(rail)[1] == pytest.approx(NO_DAMPING)
+    assert (rail.controller.mode, rail.controller.kp * gain(rail)[0]) == \
+        ("velocity", pytest.approx(7.0))
+    screw = joints["screw"].motor  # forcerange 2 times gear 3
+    assert gain(screw)[0] == pytest.approx(3.0) and screw.torque_limit == pytest.approx(6.0)
+
+
+def test_damped_sprung_hinge_with_armature_follows_mujocos_own_trajectory(tmp_path):
+    # one degree of freedom: MuJoCo's Euler step (implicit damping, explicit spring, armature
+    # in the mass matrix) and Sharnir's motor row are the same recurrence
+    xml = """<mujoco><option timestep="0.002"/><worldbody>
+      <body name="bar" pos="0 0 1" euler="0 60 0">
+        <joint name="pin" axis="0 1 0" damping="0.2" stiffness="2" armature="0.01"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.03"/></body>
+      </worldbody></mujoco>"""
+    path = write(tmp_path, xml)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    steps = 500
+    expected = []
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        expected.append(d.qpos[0])
+    world = build_world(quiet_read(path))
+    got = world.run(steps).joint[:, 0, 0]
+    assert np.ptp(expected) > 0.3
+    assert np.abs(got - np.array(expected)).max() < 1e-7  # seen: 1e-9
+
+
+# --- what does not map -------------------------------------------------------
+
+
+def test_what_sharnir_cannot_simulate_is_named_in_one_warning(tmp_path):
+    xml = """<mujoco><option integrator="RK4"/><worldbody>
+      <body name="a" pos="0 0 1"><joint name="ja" axis="0 1 0"/>
+        <geom type="sphere" size="0.1" margin="0.01"/><site name="s"/></body>
+      <body name="b" pos="1 0 1"><joint name="jb" type="ball" damping="1" range="0 30"/>
+        <geom type="sphere" size="0.1"/></body></worldbody>
+      <tendon><fixed name="t"><joint joint="ja" coef="1"/></fixed></tendon>
+      <equality><connect body1="a" body2="b" anchor="0.5 0 1"/></equality>
+      <sensor><touch site="s"/></sensor>
+      <actuator><general joint="ja" gaintype="affine" gainprm="1 2 3"/></actuator>
+      </mujoco>"""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_scene(write(tmp_path, xml))
+    mine = [w for w in caught if issubclass(w.category, MjcfWarning)]
+    assert len(mine) == 1
+    text = str(mine[0].message)
+    assert "model.xml" in text
+    for what in ("1 tendon", "1 equality constraint", "1 sensor", "rk4 integrator",
+                 "margin", 'cone limit of ball joint "jb"', 'damping, stiffness or armature of '
+                 'ball joint "jb"', 'actuator "actuator0"'):
+        assert what in text, what
+
+
+def test_malformed_mjcf_is_one_scene_error_naming_the_file(tmp_path):
+    path = write(tmp_path, "<mujoco><worldbody><body><geom type='box'/></body>", "broken.xml")
+    with pytest.raises(SceneError) as err:
+        read_scene(path)
+    message = str(err.value)
+    assert str(path) in message and "MuJoCo" in message
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_unknown_attribute_is_one_scene_error_with_mujocos_message(tmp_path):
+    path = write(tmp_path, "<mujoco><worldbody><body><geom sise='1'/></body></worldbody>"
+                           "</mujoco>", "typo.xml")
+    with pytest.raises(SceneError, match=r"typo\.xml: MuJoCo cannot compile it: .*sise"):
+        read_scene(path)
+
+
+def test_without_mujoco_the_error_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco -> ImportError
+    with pytest.raises(SceneError) as err:
+        read_scene(write(tmp_path, PENDULUM))
+    assert str(err.value) == ("MJCF files need MuJoCo's compiler: "
+                              "pip install 'sharnir[mjcf]'")
+
+
+# --- MuJoCo's humanoid --------------------------------------------------------
+
+
+def humanoid_spec():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = read_scene(HUMANOID)
+    return spec, [w for w in caught if issubclass(w.category, MjcfWarning)]
+
+
+def test_humanoid_loads_with_its_bodies_joints_and_mass():
+    spec, caught = humanoid_spec()
+    m = mujoco.MjModel.from_xml_path(str(HUMANOID))
+    # 16 bodies: head and hands are welded (merged), the torso floats; the waist, feet and
+    # upper arms have 2 hinges (1 intermediate each), the thighs 3 (2 each): 13 + 9, and the
+    # floor
+    dynamic = [b for b in spec.bodies if b.kind == "dynamic"]
+    assert len(dynamic) == 13 + 9
+    assert [b.name for b in spec.bodies if b.kind == "static"] == ["floor"]
+    assert len(spec.joints) == 21 and all(j.type == "revolute" for j in spec.joints)
+    assert sum(b.mass for b in dynamic) == pytest.approx(float(m.body_mass.sum()), rel=1e-12)
+    # every hinge has an actuator (gear) and damping: a motor; the hamstrings do not map
+    assert all(j.motor is not None for j in spec.joints)
+    assert len(caught) == 1 and "2 tendons" in str(caught[0].message)
+
+
+def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
+    m = mujoco.MjModel.from_xml_path(str(HUMANOID))
+    d = mujoco.MjData(m)
+    torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso")
+    steps = round(1.0 / m.opt.timestep)  # the first second, zero control, same dt
+    expected = []
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        expected.append(d.xpos[torso][2])
+    expected = np.array(expected)
+    spec, _ = humanoid_spec()
+    # a 22-body tree needs about 1000 sweeps to converge (100 leave it limp: 0.27 m lower)
+    world = build_world(spec, iterations=1000)
+    got = []
+    for _ in range(steps):
+        world.step()
+        got.append(world.body_reference_pose("torso")[0][2])  # the MuJoCo torso frame
+    got = np.array(got)
+    start = 1.282
+    assert start - expected[-1] > 0.3 and start - got[-1] > 0.3  # both fall
+    # the first 0.4 s (standing, sagging under the joint springs) agree to 0.6 mm (seen) ...
+    assert np.abs(got[:80] - expected[:80]).max() < 0.003
+    # ... then the knees lock at their limits, the feet carry the fall and Sharnir's torso
+    # stays up to 0.09 m (seen) higher. Model differences of that size: MuJoCo's hamstring
+    # tendons (not simulated) move its own torso by 0.11 m over this second, the intermediate
+    # bodies' mass (5 % -> 1 %) moves Sharnir's by 0.02 m, and MuJoCo's contacts and limits
+    # are soft where Sharnir's are hard
+    assert np.abs(got - expected).max() < 0.15
+
+
+# --- the command line ---------------------------------------------------------
+
+
+def test_sharnir_run_opens_an_mjcf_file(tmp_path):
+    path = write(tmp_path, DOUBLE)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    result = subprocess.run([sys.executable, "-m", "sharnir", "run", str(path), "--duration",
+                             "0.1", "--json"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["steps"] == 50
+    assert set(summary["joints"]) == {"hinge1", "hinge2"}
+
+
+def test_load_scene_of_an_xml_remembers_its_file(tmp_path):
+    path = write(tmp_path, PENDULUM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MjcfWarning)
+        world = load_scene(path)
+    assert world.source == str(path) and world.body_names == ["world", "rod"]
+
+
+def test_mesh_geom_is_a_hull_whose_corners_stay_where_the_file_puts_them(tmp_path):
+    # MuJoCo moves a mesh to its centre of mass and principal axes and the geom's pose back;
+    # the hull's corners, carried to the world, are the file's corners plus the body's place
+    corners = np.array([[0, 0, 0], [0.3, 0, 0], [0, 0.2, 0], [0, 0, 0.1]], dtype=float)
+    xml = f"""<mujoco><asset><mesh name="tet" vertex="{' '.join(map(str, corners.ravel()))}"/>
+      </asset><worldbody><body name="rock" pos="1 2 3"><freejoint/>
+      <geom type="mesh" mesh="tet" density="500"/></body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    rock = by_name(spec.bodies, "rock")
+    assert rock.shape.type == "compound" and len(rock.shape.parts) == 1
+    part = rock.shape.parts[0]
+    assert part.shape.type == "hull"
+
+    def rot(q):
+        w, x, y, z = q
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+    local = np.array(part.shape.vertices) @ rot(part.quat).T + np.array(part.pos)
+    world = local @ rot(rock.quat).T + np.array(rock.pos)
+    want = corners + np.array([1.0, 2.0, 3.0])
+    for corner in want:  # (MuJoCo keeps mesh vertices in float32)
+        assert np.min(np.linalg.norm(world - corner, axis=1)) < 1e-6
+    assert rock.mass == pytest.approx(500 * 0.3 * 0.2 * 0.1 / 6, rel=1e-6)  # float32 too
+
+
+def test_slide_and_ball_joints_map_to_prismatic_and_spherical(tmp_path):
+    xml = """<mujoco><worldbody>
+      <body name="cart" pos="0 0 1" euler="0 0 90"><joint name="rail" type="slide"
+        axis="1 0 0" range="-0.5 0.25" frictionloss="4"/>
+        <geom type="box" size="0.1 0.1 0.1" mass="2"/>
+        <body name="bob" pos="0 0 -0.5"><joint name="ball" type="ball" pos="0 0 0.5"
+          frictionloss="0.2"/><geom type="sphere" size="0.05" mass="1"/></body>
+      </body></worldbody></mujoco>"""
+    spec = quiet_read(write(tmp_path, xml))
+    rail, ball = by_name(spec.joints, "rail"), by_name(spec.joints, "ball")
+    assert (rail.type, rail.body_a, rail.body_b) == ("prismatic", "world", "cart")
+    assert rail.axis == pytest.approx((0.0, 1.0, 0.0), abs=1e-12)  # x turned 90 deg about z
+    assert rail.limits == pytest.approx((-0.5, 0.25)) and rail.friction == 4.0
+    assert (ball.type, ball.body_a, ball.body_b) == ("spherical", "cart", "bob")
+    assert ball.anchor == pytest.approx((0.0, 0.0, 1.0), abs=1e-12)
+    assert ball.friction == 0.2 and ball.limits is None
+
+
+def test_world_geoms_named_like_a_body_get_names_of_their_own(tmp_path):
+    xml = """<mujoco><worldbody><geom name="ball" type="plane" size="1 1 1"/>
+      <geom name="ball" type="box" size="1 1 1" pos="5 0 0"/>
+      <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>
+      </worldbody></mujoco>"""
+    try:
+        mujoco.MjModel.from_xml_string(xml)
+    except ValueError:  # this MuJoCo wants unique geom names: one clash is enough
+        xml = xml.replace('<geom name="ball" type="box" size="1 1 1" pos="5 0 0"/>', "")
+    spec = quiet_read(write(tmp_path, xml))
+    names = [b.name for b in spec.bodies]
+    assert len(set(names)) == len(names) and "ball" in names
+
+
+ARM = """<mujoco><option timestep="{dt}"/><default><joint armature="{armature}"/></default>
+  <worldbody><body name="upper" pos="0 0 1">
+    <joint name="shoulder" axis="2 1 1"/>
+    <geom type="capsule" fromto="0 0 0 .16 -.16 -.16" size=".04"/>
+    <body name="lower" pos=".18 -.18 -.18"><joint name="elbow" axis="0 -1 1"/>
+      <geom type="capsule" fromto=".01 .01 .01 .17 .17 .17" size=".031"/>
+      <body name="hand" pos=".18 .18 .18"><geom type="sphere" size=".04"/></body>
+    </body></body></worldbody></mujoco>"""
+
+
+def arm_gap(tmp_path, dt, armature, duration=0.5):
+    """Largest joint-angle gap between MuJoCo's run of the humanoid's right arm (a double
+    pendulum on skew axes, the hand welded on) and Sharnir's run of the same file."""
+    path = write(tmp_path, ARM.format(dt=dt, armature=armature), f"arm_{dt}_{armature}.xml")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    steps = round(duration / dt)
+    expected = []
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        expected.append(d.qpos.copy())
+    world = build_world(quiet_read(path), iterations=1000)
+    got = world.run(steps).joint[:, :, 0]
+    assert np.ptp(np.array(expected)[:, 1]) > 1.0  # the elbow swings
+    return np.abs(got - np.array(expected)).max()
+
+
+def test_arm_chain_converges_to_mujocos_trajectory_as_the_step_shrinks(tmp_path):
+    # maximal and reduced coordinates discretise differently: first order in dt (seen 0.020
+    # rad at 2.5 ms, 0.010 at 1.25 ms over 0.5 s of a swing of 3.6 rad)
+    coarse, fine = arm_gap(tmp_path, 0.0025, 0.0), arm_gap(tmp_path, 0.00125, 0.0)
+    assert fine < 0.03
+    assert fine < 0.6 * coarse
+
+
+@pytest.mark.xfail(strict=True, reason="a DC motor's rotor inertia in a chain of joints: 0.17 "
+                   "rad off MuJoCo's armature at any dt (seen); bodies + rotors lose 0.2-0.3 J "
+                   "where MuJoCo keeps its energy; a single hinge matches to 1e-9 rad")
+def test_armature_in_an_arm_chain_follows_mujocos_trajectory(tmp_path):
+    assert arm_gap(tmp_path, 0.00125, 0.01) < 0.03
+
+
+def test_dcmotor_actuator_is_the_same_dc_motor(tmp_path):
+    xml = """<mujoco><worldbody><body name="arm" pos="0 0 1"><joint name="j" axis="0 1 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1"/></body></worldbody>
+      <actuator><dcmotor joint="j" resistance="2" motorconst="0.05" gear="100"
+        inductance="0.001" ctrlrange="-24 24"/></actuator></mujoco>"""
+    motor = quiet_read(write(tmp_path, xml)).joints[0].motor
+    assert (motor.resistance, motor.torque_constant, motor.gear_ratio) == (2.0, 0.05, 100.0)
+    assert motor.inductance == pytest.approx(0.001) and motor.voltage_limit == 24.0
+    assert motor.efficiency == 1.0 and motor.controller is None
+
+
+@pytest.mark.parametrize("actuator", [
+    '<position joint="pin" kp="5" kv="0.3" gear="2"/>',
+    '<velocity joint="pin" kv="0.4" gear="1.5"/>',
+    '<motor joint="pin" gear="30" ctrlrange="-1 1"/>',
+])
+def test_servo_on_a_hinge_follows_mujocos_own_trajectory(tmp_path, actuator):
+    # zero control: a position servo holds q = 0 with gear^2 kp, a velocity servo brakes with
+    # gear^2 kv, a motor adds nothing; all three on top of the joint's damping and spring
+    xml = f"""<mujoco><option timestep="0.002"/><worldbody>
+      <body name="bar" pos="0 0 1" euler="0 60 0">
+        <joint name="pin" axis="0 1 0" damping="0.1" stiffness="0.5"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.03"/></body>
+      </worldbody><actuator>{actuator}</actuator></mujoco>"""
+    path = write(tmp_path, xml)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    expected = []
+    for _ in range(500):
+        mujoco.mj_step(m, d)
+        expected.append(d.qpos[0])
+    got = build_world(quiet_read(path)).run(500).joint[:, 0, 0]
+    assert np.ptp(expected) > 0.15
+    assert np.abs(got - np.array(expected)).max() < 1e-7  # seen: 1e-9
