@@ -70,7 +70,7 @@ examples:
 """
 
 
-COMMANDS = ("run",)
+COMMANDS = ("run", "convert", "schema")
 
 
 class CliError(Exception):
@@ -91,7 +91,8 @@ def main(argv=None):
             return _list()
         if args.command is None:
             return _default()
-        args.scene = resolve_scene(args.scene)
+        if getattr(args, "scene", None) is not None:
+            args.scene = resolve_scene(args.scene)
         return args.handler(args)
     except (CliError, SceneError) as exc:
         _error(str(exc))
@@ -138,6 +139,29 @@ def _parser():
     run.add_argument("--npz", metavar="OUT.npz", help="write body and joint series as NumPy .npz")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
+    convert = commands.add_parser(
+        "convert",
+        help="write a scene (TOML, MJCF .xml or URDF .urdf) as a Sharnir TOML scene",
+        description="Read any scene Sharnir opens and write it as a Sharnir TOML scene that "
+                    "loads back to the same model.",
+        epilog="example:\n  sharnir convert humanoid.xml humanoid.toml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    convert.set_defaults(handler=_convert, list=False)
+    convert.add_argument("scene", metavar="IN", help="scene file or a shipped scene's name")
+    convert.add_argument("output", metavar="OUT.toml", help="the TOML file to write")
+    convert.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                         dest="sets", help="override a value first, as for run (repeatable)")
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of scene files (for editors)",
+        description="Print the JSON Schema that scene files follow, or write it to OUT.json; "
+                    "editors use it to validate and complete scene files (see "
+                    "docs/scene-format.md).",
+    )
+    schema.set_defaults(handler=_schema, list=False, scene=None)
+    schema.add_argument("output", metavar="OUT.json", nargs="?",
+                        help="write the schema here instead of stdout")
     return parser
 
 
@@ -247,6 +271,38 @@ def _app(args):
     except (RenderError, SimulationError) as exc:
         raise CliError(str(exc)) from None
     print(f"sharnir: wrote {args.screenshot} ({width}x{height})", file=sys.stderr)
+    return 0
+
+
+# --- sharnir convert / schema ------------------------------------------------------------
+
+
+def _convert(args):
+    from sharnir.scenes.writer import scene_toml
+
+    spec = read_scene(args.scene, args.sets)
+    out = Path(args.output)
+    if out.suffix.lower() != ".toml":
+        raise CliError(f"cannot write {args.output}: convert writes TOML scenes (OUT.toml)")
+    text = scene_toml(spec, header=f"Converted by `sharnir convert` from {args.scene}.",
+                      base=out.resolve().parent)
+    with _atomic_output(args.output, text=True) as handle:
+        handle.write(text)
+    print(f"sharnir: wrote {args.output} ({len(spec.bodies)} bodies, {len(spec.joints)} joints)",
+          file=sys.stderr)
+    return 0
+
+
+def _schema(args):
+    from sharnir.scenes.reference import schema_json
+
+    text = schema_json()
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    with _atomic_output(args.output, text=True) as handle:
+        handle.write(text)
+    print(f"sharnir: wrote {args.output}", file=sys.stderr)
     return 0
 
 

@@ -123,6 +123,7 @@ share; ``friction`` is a joint's, ``speed`` only the app's), appended below from
 """
 
 import math
+import sys
 import os
 from typing import Annotated, Literal
 
@@ -188,6 +189,8 @@ def _unit(vector: tuple[float, ...]) -> tuple[float, ...]:
     norm = math.sqrt(sum(c * c for c in vector))
     if norm < MIN_NORM:
         raise problem(((), f"must not be zero (norm {norm:g})"))
+    if abs(norm - 1.0) <= 4.0 * sys.float_info.epsilon:
+        return tuple(vector)   # unit already: dividing again would change its last bits
     return tuple(c / norm for c in vector)
 
 
