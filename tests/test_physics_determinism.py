@@ -1,0 +1,66 @@
+"""A determinism hash of shipped scenes, pinned (as Box2D pins one): a refactor of the engine
+(shape kinds, the contact modules, the solver's layout) must leave every bit of these runs as
+it was. A change of the physics that is meant changes the hashes: rewrite them with
+
+    python tests/test_physics_determinism.py --update
+
+and say so in the commit. numba compiles for the host CPU (LLVM may contract a * b + c into
+one FMA and vectorise differently per CPU model), so the pins are kept per CPU name
+(tests/determinism_pins.json); on a CPU without pins the test runs each scene twice and checks
+that the two runs agree bit for bit, and says that nothing is pinned for it.
+"""
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+from sharnir.scenes import load_scene
+
+PINS = Path(__file__).with_name("determinism_pins.json")
+# scene: steps (dt 1/240 unless the scene says otherwise), each run without its behaviour hook
+SCENES = {"door": 240, "chain": 240, "joints": 240, "biped": 240, "pyramid": 120,
+          "granular_pile": 120, "spinning_top": 240, "shapes": 120}
+STATE = ("body_pos", "body_quat", "body_vel", "body_angvel", "body_angmom", "joint_coord",
+         "joint_vel", "joint_impulse")
+
+
+def cpu():
+    return llvm.get_host_cpu_name()
+
+
+def run_hash(name):
+    world = load_scene(name)
+    world.set_hook(None)
+    world.run(SCENES[name])
+    digest = hashlib.sha256()
+    for field in STATE:
+        digest.update(np.ascontiguousarray(getattr(world, field), dtype=np.float64).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def pins():
+    return json.loads(PINS.read_text()) if PINS.exists() else {}
+
+
+@pytest.mark.parametrize("name", sorted(SCENES))
+def test_shipped_scene_runs_to_its_pinned_hash(name):
+    pinned = pins().get(cpu(), {}).get(name)
+    got = run_hash(name)
+    if pinned is None:
+        assert run_hash(name) == got          # at least: the same run twice, bit for bit
+        pytest.skip(f"no pinned hash for CPU {cpu()!r} (tests/determinism_pins.json)")
+    assert got == pinned, (f"{name}: the run changed (hash {got}, pinned {pinned}); if the "
+                           "physics was meant to change, rewrite the pins (module docstring)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        sys.exit("usage: python tests/test_physics_determinism.py --update")
+    table = pins()
+    table[cpu()] = {name: run_hash(name) for name in sorted(SCENES)}
+    PINS.write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
+    print(f"pinned {len(SCENES)} scenes for CPU {cpu()!r} in {PINS}")
