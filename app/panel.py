@@ -46,7 +46,8 @@ PLOT_SECONDS = 10.0
 # The ranges are physics.settings.SETTINGS (shared with the engine and scene files).
 FRICTION_MAX = SETTINGS["friction"].max          # N m or N
 MANIFOLD_REUSE_MAX = SETTINGS["manifold_reuse"].max  # m
-SCENE_FILTERS = ["Scene files (.toml)", "*.toml", "All files", "*"]
+SCENE_FILTERS = ["Scenes (.toml, MuJoCo .xml, URDF .urdf)", "*.toml *.xml *.urdf",
+                 "All files", "*"]
 # The helpers portable-file-dialogs runs on Linux and the BSDs, in its order of preference.
 DIALOG_TOOLS = ("zenity", "matedialog", "qarma", "kdialog")
 LOAD_ERROR_POPUP = "Load failed"
@@ -257,7 +258,7 @@ def request_load(snapshot, send, state, path, what="open"):
         path = os.fsdecode(path)
     text = str(path).strip() if path is not None else ""
     if not text:
-        return f"{what}: type the path of a scene file (.toml) first"
+        return f"{what}: type the path of a scene file (.toml, .xml, .urdf) first"
     full = os.path.normpath(os.path.abspath(os.path.expanduser(text)))
     if not os.path.exists(full) and os.path.exists(from_printable(full)):
         full = from_printable(full)  # a name that is not UTF-8, as the path box shows it
@@ -295,6 +296,8 @@ def check_load(snapshot, state):
         state.loaded += 1
         done = "reloaded" if pending.what == "reload" else "loaded"
         state.note = state.recent_files().add(pending.path) or f"{done} {pending.path}"
+        if snapshot.warning:
+            state.note = f"{state.note}; {snapshot.warning}"
         return "loaded"
     if snapshot.error_count > pending.error_count:
         state.pending = None
@@ -381,7 +384,8 @@ def draw_scene(snapshot, send, state):
     entered, state.scene_path = imgui.input_text(
         "##scene_path", printable(state.scene_path), imgui.InputTextFlags_.enter_returns_true)
     if imgui.is_item_hovered():
-        imgui.set_tooltip("path of a scene file (.toml); Enter or Open loads it")
+        imgui.set_tooltip("path of a scene file (.toml, MuJoCo .xml, URDF .urdf); Enter or "
+                          "Open loads it")
     imgui.same_line()
     if imgui.button("Open") or entered:
         _note(state, request_load(snapshot, send, state, state.scene_path))

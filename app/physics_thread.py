@@ -18,6 +18,7 @@ import queue
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
@@ -97,6 +98,7 @@ class PhysicsThread(threading.Thread):
         self._ready = False
         self._compile_progress = None   # (kernels done, total, seconds) while compiling
         self._error, self._error_count = None, 0
+        self._warning = None
         self._generation = 0
         self._owed = 0.0            # simulated seconds due but not yet stepped
         self._sim_total = 0.0       # simulated seconds stepped, over all worlds (for the RTF)
@@ -302,10 +304,14 @@ class PhysicsThread(threading.Thread):
         """Build a world from `source` and run it instead of the current one; if that fails
         the current world keeps running and the reason is reported."""
         try:
-            world = self._build(source)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                world = self._build(source)
         except Exception as exc:  # noqa: BLE001  (SceneError, or anything a factory raises)
             self._report(f"{failure}: {exc}" if failure else str(exc))
             return
+        self._warning = printable("; ".join(dict.fromkeys(  # (once each, in order)
+            " ".join(str(w.message).split()) for w in caught))) or None
         if self._pending:
             self._publish()  # the old world's last steps go out under its own generation
         self._source = source
@@ -414,7 +420,8 @@ class PhysicsThread(threading.Thread):
             realtime_factor=self._realtime_factor(), settings=w.settings,
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
-            error=self._error, error_count=self._error_count, joint_anchor=anchor,
+            error=self._error, error_count=self._error_count, warning=self._warning,
+            joint_anchor=anchor,
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
             motor_state=_read_only_motors(w.motor_state),

@@ -100,6 +100,7 @@ class Snapshot:
                                     # (the last one is `telemetry` if that has rows)
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
+    warning: str | None = None      # what loading the scene warned of (MJCF it cannot simulate)
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
     body_mass: np.ndarray | None = None     # (nbody,) kg (0 for static and kinematic bodies)
     body_inertia: np.ndarray | None = None  # (nbody, 3) principal moments, kg m^2

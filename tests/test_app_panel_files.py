@@ -104,9 +104,9 @@ def test_recent_files_live_in_the_xdg_config_folder(tmp_path, monkeypatch):
 
 # ---- the panel's requests -------------------------------------------------------------------
 
-def snap(generation=1, error_count=0, error=None, source=str(DOOR), scene="door"):
+def snap(generation=1, error_count=0, error=None, source=str(DOOR), scene="door", warning=None):
     return SimpleNamespace(generation=generation, error_count=error_count, error=error,
-                           source=source, scene=scene)
+                           source=source, scene=scene, warning=warning)
 
 
 def fresh_state(tmp_path):
@@ -279,6 +279,17 @@ CHILD = textwrap.dedent("""
         out["missing_note"] = app.action_open(gone)
         app.run_frames(3)
         app.action_screenshot(folder / "recent.png")
+        # 4. A MuJoCo file dropped on the window opens; what it cannot simulate is in the note.
+        arm = folder / "arm.xml"
+        arm.write_text("<mujoco><worldbody><body name='arm' pos='0 0 1'>"
+                       "<joint name='h' type='hinge' axis='0 1 0'/>"
+                       "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
+                       "</body></worldbody><tendon><fixed name='t'>"
+                       "<joint joint='h' coef='1'/></fixed></tendon></mujoco>")
+        app.window.dispatch_event("on_file_drop", 20, 20, [str(arm)])
+        out["mjcf_loaded"] = until(lambda: app.snapshot.scene == "arm")
+        until(lambda: state.pending is None)
+        out["mjcf_note"] = state.note
     finally:  # an exception must not leave the physics thread running
         out["closed"] = app.close()
     print(json.dumps(out))
@@ -329,3 +340,11 @@ def test_reload_reads_the_edited_file_again(app_run):
     assert out["recent_file"]["files"] == [str(folder / "door_copy.toml"), str(JOINTS)]
     assert "does not exist" in out["missing_note"]
     assert out["closed"] is True
+
+
+def test_a_dropped_mjcf_file_opens_and_its_warning_is_the_note(app_run):
+    out, folder = app_run
+    assert out["mjcf_loaded"]
+    note = out["mjcf_note"]
+    assert note.startswith(f"loaded {folder / 'arm.xml'}") and "tendon" in note
+    assert "\n" not in note
