@@ -226,10 +226,10 @@ def principal_axes(tensor):
 
 
 def _convex_hull(points):
-    """(vertices (k, 3), faces (m, 3)) of the convex hull of points (n, 3): incremental, faces
-    wound counter-clockwise seen from outside; raises ValueError for fewer than 4 points or a
-    flat (collinear / coplanar) cloud. Points within HULL_TOLERANCE x extent of the hull are
-    left out; coplanar faces stay split into triangles."""
+    """(vertices (k, 3), faces (m, 3)) of the convex hull of points (n, 3), by qhull (scipy):
+    faces wound counter-clockwise seen from outside; raises ValueError for fewer than 4 points
+    or a flat (collinear / coplanar) cloud, told apart first with HULL_TOLERANCE x extent.
+    Coplanar faces stay split into triangles."""
     P = np.unique(np.asarray(points, dtype=float).reshape(-1, 3), axis=0)
     if len(P) < 4:
         raise ValueError(f"a hull needs at least 4 distinct points (got {len(P)})")
@@ -250,54 +250,18 @@ def _convex_hull(points):
     i3 = int(np.argmax(np.abs(height)))
     if abs(height[i3]) <= 1e3 * eps:
         raise ValueError("the points are (nearly) coplanar: a hull needs volume")
-    if height[i3] > 0.0:          # orient the base so the fourth point lies behind it
-        i1, i2 = i2, i1
-    cap = 64
-    F = np.zeros((cap, 3), np.int64)
-    N = np.zeros((cap, 3))
-    D = np.zeros(cap)
-    alive = np.zeros(cap, np.bool_)
-    count = 0
+    from scipy.spatial import ConvexHull, QhullError  # lazily: the kernels never need it
 
-    def add(a, b, c):
-        nonlocal cap, F, N, D, alive, count
-        if count == cap:
-            keep = alive[:count]
-            if keep.sum() <= cap // 2:      # drop the dead faces
-                live = int(keep.sum())
-                F, N, D = (np.concatenate([x[:count][keep], np.zeros_like(x[live:])])
-                           for x in (F, N, D))
-                count = live
-                alive = np.zeros(cap, np.bool_)
-                alive[:count] = True
-            else:
-                cap *= 2
-                F, N, D, alive = (np.concatenate([x, np.zeros_like(x)]) for x in (F, N, D, alive))
-        nrm = np.cross(P[b] - P[a], P[c] - P[a])
-        nrm /= np.linalg.norm(nrm)
-        F[count], N[count], D[count], alive[count] = (a, b, c), nrm, nrm @ P[a], True
-        count += 1
-
-    for f in ((i0, i1, i2), (i0, i3, i1), (i1, i3, i2), (i2, i3, i0)):
-        add(*f)
-    # farthest points first (from the initial simplex's centre) keeps the work small
-    centre = P[[i0, i1, i2, i3]].mean(axis=0)
-    order = np.argsort(-np.linalg.norm(P - centre, axis=1), kind="stable")
-    for p in order:
-        if p in (i0, i1, i2, i3):
-            continue
-        visible = alive[:count] & (N[:count] @ P[p] - D[:count] > eps)
-        if not visible.any():
-            continue
-        vf = F[:count][visible]
-        edges = set(zip(vf[:, 0].tolist(), vf[:, 1].tolist()))
-        edges.update(zip(vf[:, 1].tolist(), vf[:, 2].tolist()))
-        edges.update(zip(vf[:, 2].tolist(), vf[:, 0].tolist()))
-        horizon = sorted(e for e in edges if (e[1], e[0]) not in edges)
-        alive[:count][visible] = False
-        for a, b in horizon:
-            add(a, b, int(p))
-    faces = F[:count][alive[:count]]
+    try:
+        hull = ConvexHull(P)   # qhull; triangulated facets
+    except QhullError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull failed"
+        raise ValueError(f"cannot build the hull ({first})") from None
+    faces = np.asarray(hull.simplices, dtype=np.int64).copy()
+    # qhull's triangles are not wound consistently: turn each to face its outward normal
+    a, b, c = P[faces[:, 0]], P[faces[:, 1]], P[faces[:, 2]]
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0.0
+    faces[flip] = faces[flip][:, ::-1]
     used = np.unique(faces)
     remap = np.full(len(P), -1, np.int64)
     remap[used] = np.arange(len(used))
