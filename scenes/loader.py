@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .include import IncludeError
+from .include import expand as expand_includes
 from .schema import (
     PART_SHAPES,
     SHAPES,
@@ -102,14 +104,12 @@ def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`)."""
     path = resolve_scene(path)
     source = str(path)
-    if Path(path).suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
-        from .mjcf import read_mjcf
-
-        raw = read_mjcf(path)
-    else:
-        raw = _read_toml(Path(path), source)
+    raw = _read_raw(Path(path))
+    try:
+        raw = expand_includes(raw, Path(path), _read_raw)
+    except IncludeError as exc:
+        raise SceneError(f"{source}: {exc}") from None
     raw = apply_overrides(raw, list(sets), source)
-    _resolve_files(raw, Path(path).parent)
     try:
         return SceneSpec.model_validate(raw)
     except ValidationError as exc:
@@ -214,6 +214,19 @@ def build_world(
         with _blame(source, "behaviour"):
             world.set_hook(behaviours.make(spec.behaviour.name, world))
     return world
+
+
+def _read_raw(path: Path) -> dict:
+    """The raw dict of one scene file by its suffix (TOML, MuJoCo ``.xml``), hull files made
+    relative to its folder; its includes are not expanded yet."""
+    if path.suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
+        from .mjcf import read_mjcf
+
+        raw = read_mjcf(path)
+    else:
+        raw = _read_toml(path, str(path))
+    _resolve_files(raw, path.parent)
+    return raw
 
 
 def _resolve_files(raw: dict, base: Path) -> None:

@@ -123,8 +123,8 @@ share; ``friction`` is a joint's, ``speed`` only the app's), appended below from
 """
 
 import math
-import sys
 import os
+import sys
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -492,6 +492,20 @@ class BehaviourSpec(_Spec):
     name: Name
 
 
+class IncludeSpec(_Spec):
+    """Another scene, MJCF or URDF file placed in this one (scenes/include.py): its bodies,
+    joints and loads, names prefixed by `prefix`, moved by `pos` and turned by `quat`."""
+    file: Name
+    prefix: StrictStr = ""
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+
+    @field_validator("quat")
+    @classmethod
+    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
+        return _unit(quat)
+
+
 class SceneSpec(_Spec):
     version: Annotated[int, Strict()] = SCHEMA_VERSION
     description: StrictStr = ""
@@ -502,6 +516,7 @@ class SceneSpec(_Spec):
     bodies: list[BodySpec] = []
     joints: list[JointSpec] = []
     loads: list[LoadSpec] = []
+    include: list[IncludeSpec] = []   # expanded by the loader before validation: always empty
 
     @field_validator("version")
     @classmethod

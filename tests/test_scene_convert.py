@@ -2,13 +2,13 @@
 model, and the documented format (docs/scene-format.md, docs/scene.schema.json) is the one the
 loader validates with."""
 import json
+import tomllib
 import warnings
 from pathlib import Path
 
 import jsonschema
 import numpy as np
 import pytest
-import tomllib
 from test_cli import sharnir
 
 from sharnir.scenes import SCENE_DIR, build_world, read_scene, shipped_scenes

@@ -1,0 +1,149 @@
+"""Scene files that include other scene, MJCF or URDF files.
+
+    include = [
+      { file = "arm.urdf", prefix = "left_", pos = [0.0, 0.3, 0.8] },
+      { file = "table.toml", prefix = "t_", pos = [1.0, 0.0, 0.0], quat = [0.707, 0, 0, 0.707] },
+    ]
+
+Each entry's file (relative to the including file) is read as a scene of its own (its own
+includes too), then placed: with R = R(quat) and p = pos, every body's pos -> p + R pos,
+quat -> quat * q_body, vel -> R vel, angvel -> R angvel; every joint's anchor -> p + R anchor,
+axis -> R axis; a load's force and torque -> R force, R torque. Every body and joint name gets
+`prefix` in front ("world" stays the world), so one file can be included twice. Its bodies,
+joints and loads are appended to the including scene's; its world, solver, duration and
+behaviour are the including file's business and are not taken. A file that includes itself
+(directly or not) and includes deeper than MAX_DEPTH are errors naming the chain.
+"""
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .schema import WORLD_BODY, IncludeSpec
+
+MAX_DEPTH = 8
+
+
+class IncludeError(ValueError):
+    """An include entry that cannot be honoured; the loader adds file and entry."""
+
+
+def expand(raw: dict, path: Path, read: Callable[[Path], dict],
+           chain: tuple[Path, ...] = ()) -> dict:
+    """`raw` (the including file's dict) with its `include` entries read by `read` (path ->
+    raw dict, includes not yet expanded) and merged in; raises IncludeError."""
+    entries = raw.pop("include", None)
+    if entries is None:
+        return raw
+    here = path.resolve()
+    chain = (*chain, here)
+    if len(chain) > MAX_DEPTH:
+        raise IncludeError(f"includes nest deeper than {MAX_DEPTH} files")
+    if not isinstance(entries, list):
+        raise IncludeError('"include" must be an array of tables')
+    for k, entry in enumerate(entries):
+        where = f"include[{k}]"
+        try:
+            spec = IncludeSpec.model_validate(entry)
+        except Exception as exc:  # noqa: BLE001  (pydantic's ValidationError, made one line)
+            raise IncludeError(f"{where}: {_first_error(exc)}") from None
+        target = (path.parent / Path(spec.file).expanduser()).resolve()
+        if target in chain:
+            names = " -> ".join(p.name for p in (*chain, target))
+            raise IncludeError(f'{where}: "{spec.file}" includes itself ({names})')
+        try:
+            sub = expand(read(target), target, read, chain)
+        except IncludeError as exc:
+            raise IncludeError(f'{where} "{spec.file}": {exc}') from None
+        placed = place(sub, spec.prefix, spec.pos, spec.quat)
+        for section in ("bodies", "joints", "loads"):
+            if placed.get(section):
+                raw.setdefault(section, [])
+                if not isinstance(raw[section], list):
+                    raise IncludeError(f'"{section}" must be an array of tables')
+                raw[section].extend(placed[section])
+    return raw
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        loc = ".".join(str(x) for x in first.get("loc", ()))
+        return f'field "{loc}": {first.get("msg", "")}' if loc else first.get("msg", "")
+    return str(exc)
+
+
+def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
+    """The bodies, joints and loads of `raw` renamed by `prefix` and moved by (pos, quat)."""
+    R = _matrix(quat)
+
+    def name(n: Any) -> Any:
+        return n if n == WORLD_BODY or not isinstance(n, str) else prefix + n
+
+    def turn(v: Any) -> Any:
+        if not _vec(v, 3):
+            return v   # malformed: left for validation to report
+        return [sum(R[i][c] * v[c] for c in range(3)) for i in range(3)]
+
+    def move(v: Any) -> Any:
+        t = turn(v)
+        return [pos[i] + t[i] for i in range(3)] if t is not v else v
+
+    out: dict[str, list] = {"bodies": [], "joints": [], "loads": []}
+    for body in raw.get("bodies") or ():
+        if not isinstance(body, dict):
+            out["bodies"].append(body)
+            continue
+        b = dict(body)
+        b["name"] = name(b.get("name"))
+        b["pos"] = move(b.get("pos", (0.0, 0.0, 0.0)))
+        q = b.get("quat", (1.0, 0.0, 0.0, 0.0))
+        if _vec(q, 4):
+            b["quat"] = list(_qmul(quat, q))
+        for key in ("vel", "angvel"):
+            if key in b:
+                b[key] = turn(b[key])
+        out["bodies"].append(b)
+    for joint in raw.get("joints") or ():
+        if not isinstance(joint, dict):
+            out["joints"].append(joint)
+            continue
+        j = dict(joint)
+        for key in ("name", "body_a", "body_b"):
+            if key in j:
+                j[key] = name(j[key])
+        j["anchor"] = move(j.get("anchor", (0.0, 0.0, 0.0)))
+        j["axis"] = turn(j.get("axis", (0.0, 0.0, 1.0)))
+        out["joints"].append(j)
+    for load in raw.get("loads") or ():
+        if not isinstance(load, dict):
+            out["loads"].append(load)
+            continue
+        ld = dict(load)
+        ld["body"] = name(ld.get("body"))
+        for key in ("force", "torque"):
+            if key in ld:
+                ld[key] = turn(ld[key])
+        out["loads"].append(ld)
+    return out
+
+
+def _vec(v: Any, n: int) -> bool:
+    return (isinstance(v, (list, tuple)) and len(v) == n
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                    and math.isfinite(x) for x in v))
+
+
+def _qmul(a: tuple, b: tuple) -> tuple:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _matrix(q: tuple) -> list[list[float]]:
+    w, x, y, z = q
+    return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
