@@ -99,13 +99,18 @@ class SceneError(Exception):
 
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
-    name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`)."""
+    name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
+    a ``.urdf`` file a URDF robot (`scenes.urdf`)."""
     path = resolve_scene(path)
     source = str(path)
     if Path(path).suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
         from .mjcf import read_mjcf
 
         raw = read_mjcf(path)
+    elif Path(path).suffix.lower() == ".urdf":
+        from .urdf import read_urdf
+
+        raw = read_urdf(path)
     else:
         raw = _read_toml(Path(path), source)
     raw = apply_overrides(raw, list(sets), source)
