@@ -36,8 +36,9 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   floating and planar joints (the child is left free) are listed in the warning.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
-  ground adds a static plane "ground" at z = 0. Links do not touch each other unless
-  self_collision (group 2, mask all but 2, as pybullet's default); they touch everything else.
+  ground adds a static plane "ground" under the lowest point of the collision geometry at
+  the initial pose. Links do not touch each other unless self_collision (group 2, mask all
+  but 2, as pybullet's default); they touch everything else.
 * motors: each revolute, continuous or prismatic joint whose <limit> has effort > 0 and
   velocity > 0 gets a DC motor on a 24 V supply sized so that its stall torque is the effort
   and its no-load speed the velocity: a motor of no-load speed w_m0 = 600 rad/s at 24 V
@@ -131,7 +132,9 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
         name = "ground"
         while name in names:
             name += "_plane"
-        bodies.insert(0, {"name": name, "shape": {"type": "plane"}, "kind": "static"})
+        z = builder.lowest if math.isfinite(builder.lowest) else 0.0
+        bodies.insert(0, {"name": name, "shape": {"type": "plane"}, "kind": "static",
+                          "pos": [0.0, 0.0, z]})
     robot = root_el.get("name") or path.stem
     n_links = len(links)
     description = (f'URDF robot "{robot}" ({path.name}): {n_links} links as {len(bodies)} '
@@ -494,9 +497,12 @@ class _Builder:
                 link = parent_joint[link].parent
         roots = [name for name in self.links if name not in parent_joint]
         if len(roots) > 1:
-            lines = ", ".join(f'"{r}" (line {self.links[r].line})' for r in roots)
-            raise SceneError(f"{self.source}: links {lines} have no parent joint: a URDF has "
-                             "one root link, every other link is some joint's child")
+            first, second = roots[0], roots[1]
+            others = ", ".join(f'"{r}"' for r in roots[1:])
+            self.fail(self.links[second].line, f'link "{second}"',
+                      f'no joint has it as its child, and "{first}" (line '
+                      f"{self.links[first].line}) is the root already (links without a "
+                      f"parent: {others}); a URDF has one root link")
         children = {}
         for joint in self.joints.values():
             children.setdefault(joint.parent, []).append(joint)
@@ -524,6 +530,7 @@ class _Builder:
                 groups.setdefault(owner[link], []).append(link)
         lightest = min((lk.mass for lk in self.links.values() if lk.mass > 0), default=1.0)
         self.massless = []
+        self.lowest = math.inf      # the lowest point of the collision geometry, world z
         bodies, kinds = [], {}
         for name, members in groups.items():
             body = self.body(name, members, root, lightest)
@@ -593,6 +600,7 @@ class _Builder:
             pl = R0.T @ (p - p0)
             for shape, pos, rot in link.parts:
                 parts.append((shape, pl + Rl @ pos, Rl @ rot))
+                self.lowest = min(self.lowest, _lowest_z(shape, p + R @ pos, R @ rot))
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
@@ -672,6 +680,33 @@ class _Builder:
                 self.notes.add("no motor (effort or velocity limit missing or 0)",
                                f'"{joint.name}"')
         return spec
+
+
+def _lowest_z(shape, c, A):
+    """The lowest world z of a part (shape dict) centred at c with axes A (3, 3)."""
+    kind = shape["type"]
+    if kind == "box":
+        return float(c[2] - np.abs(A[2]) @ np.array(shape["half_extents"]))
+    if kind == "sphere":
+        return float(c[2] - shape["radius"])
+    if kind in ("cylinder", "capsule"):
+        uz = abs(float(A[2, 2]))
+        across = shape["radius"] * (math.sqrt(max(1.0 - uz * uz, 0.0))
+                                    if kind == "cylinder" else 1.0)
+        return float(c[2] - uz * shape["half_length"] - across)
+    if "vertices" in shape:
+        vertices = np.asarray(shape["vertices"])
+    else:
+        import trimesh
+
+        try:
+            mesh = trimesh.load(shape["file"], force="mesh", process=False)
+            vertices = np.asarray(mesh.vertices, dtype=float) * shape["scale"]
+        except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
+            return math.inf
+    if len(vertices) == 0:
+        return math.inf
+    return float(np.min(c[2] + vertices @ A[2]))
 
 
 def motor_spec(effort, velocity, target=0.0):
