@@ -317,6 +317,41 @@ def test_an_arm_in_a_ros_package_loads_without_any_set_up(arm, monkeypatch):
     assert Path(hull.source) == pkg / "meshes" / "link3.stl"
 
 
+def mesh_link(filename):
+    return (f'<link name="arm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" '
+            f'izz="0.01"/></inertial><collision><geometry><mesh filename="{filename}"/>'
+            f'</geometry></collision></link>')
+
+
+def hull_file(path, **options):
+    world = world_of(path, **options)
+    return Path(world.body_shapes[body(world, "arm")].parts[0][0].source)
+
+
+def test_a_package_elsewhere_is_found_through_package_roots_or_ros_package_path(
+        arm, tmp_path, monkeypatch):
+    monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
+    _, pkg = arm
+    path = write(tmp_path, mesh_link("package://my_robot/meshes/link2.stl"))
+    with pytest.raises(SceneError, match="no such mesh file"):
+        read_urdf(path)
+    src = pkg.parent
+    assert hull_file(path, package_roots=[src]) == pkg / "meshes" / "link2.stl"
+    assert hull_file(path, package_roots=[pkg]) == pkg / "meshes" / "link2.stl"
+    assert hull_file(path, package_roots=[src.parent.parent]) == pkg / "meshes" / "link2.stl"
+    monkeypatch.setenv("ROS_PACKAGE_PATH", f"/nonexistent{os.pathsep}{src}")
+    assert hull_file(path) == pkg / "meshes" / "link2.stl"
+
+
+def test_plain_paths_are_relative_to_the_urdf_and_file_uris_absolute(arm, tmp_path):
+    _, pkg = arm
+    mesh = pkg / "meshes" / "link4.stl"
+    relative = os.path.relpath(mesh, pkg / "urdf")
+    assert hull_file(write(pkg / "urdf", mesh_link(relative), "rel.urdf")) == \
+        pkg / "urdf" / relative
+    assert hull_file(write(tmp_path, mesh_link(f"file://{mesh}"))) == mesh
+
+
 def test_a_non_uniform_mesh_scale_stretches_the_hull(arm):
     path, _ = arm
     world = world_of(path)
