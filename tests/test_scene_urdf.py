@@ -191,6 +191,64 @@ def test_damping_is_named_in_one_warning(tmp_path):
     assert "damping" in str(caught[0].message) and '"hinge" (0.1)' in str(caught[0].message)
 
 
+def test_a_prismatic_joint_slides_along_its_axis_from_its_anchor(tmp_path):
+    """A frictionless slider tilted 30 degrees from vertical: q = (g . axis) t^2 / 2 (as the
+    integrator steps it) until it reaches its lower limit, which it keeps."""
+    text = """
+<link name="rail"/>
+<link name="carriage"><inertial><mass value="0.8"/><inertia ixx="0.001" iyy="0.001"
+  izz="0.001"/></inertial></link>
+<joint name="slide" type="prismatic">
+  <parent link="rail"/><child link="carriage"/>
+  <origin xyz="0.3 -0.2 1.0" rpy="0.5235987755982988 0 0"/>
+  <axis xyz="0 0 1"/>
+  <limit lower="-0.4" upper="0.1" effort="10" velocity="1"/>
+</joint>
+"""
+    w = world_of(write(tmp_path, text), motors=False)
+    axis = rx(math.pi / 6) @ (0.0, 0.0, 1.0)
+    anchors, axes = w.joint_frames_world()
+    assert np.allclose(anchors[0], (0.3, -0.2, 1.0)) and np.allclose(axes[0], axis)
+    assert list(w.joint_types) == ["prismatic"] and w.joint_limits == [(-0.4, 0.1)]
+    rec = w.run(int(round(0.2 / w.dt)))
+    a = -G * axis[2]
+    t = rec.t[-1]   # semi-implicit Euler under a constant a: q_n = a h^2 n (n + 1) / 2
+    assert rec.joint[-1, 0, 0] == pytest.approx(0.5 * a * t * (t + w.dt), rel=1e-4)
+    rec = w.run(int(round(1.0 / w.dt)))
+    assert rec.joint[-1, 0, 0] == pytest.approx(-0.4, abs=1e-3)
+
+
+def test_floating_planar_and_mimic_joints_are_named_in_the_warning(tmp_path):
+    text = TWO_LINKS + """
+<link name="c"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>
+<link name="d"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>
+<joint name="free" type="floating"><parent link="a"/><child link="b"/></joint>
+<joint name="flat" type="planar"><parent link="a"/><child link="c"/><axis xyz="0 0 1"/></joint>
+<joint name="follower" type="continuous"><parent link="a"/><child link="d"/>
+  <mimic joint="free" multiplier="2"/></joint>
+"""
+    with pytest.warns(UrdfWarning) as caught:
+        raw = read_urdf(write(tmp_path, text))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    for words in ('floating joints (the child is left free): "free"',
+                  'planar joints (the child is left free): "flat"',
+                  '"follower" (mimics "free")'):
+        assert words in message
+    assert [j["name"] for j in raw["joints"]] == ["a_to_world", "follower"]
+
+
+def test_without_merging_a_fixed_joint_stays_a_fixed_joint(arm):
+    path, _ = arm
+    text = DOUBLE.replace('type="continuous"', 'type="fixed"')
+    world = world_of(write(path.parent, text, "welded.urdf"), merge_fixed=False)
+    assert world.joint_names == ["base_to_world", "hinge", "elbow"]
+    assert list(world.joint_types) == ["fixed", "revolute", "fixed"]
+    merged = world_of(write(path.parent, text, "welded.urdf"))
+    assert merged.joint_names == ["base_to_world", "hinge"] and "tip" not in merged.body_names
+    assert merged.body_mass[body(merged, "rod")] == pytest.approx(1.5 + 0.7)
+
+
 # --- the pendulum's period --------------------------------------------------------------------
 
 TILT = 0.05  # rad, the joint origin's pitch: the zero pose is 0.05 rad off the hanging one
