@@ -554,8 +554,9 @@ class _Builder:
                            "anchor": [float(x) for x in self.pose[owner[root]][0]]})
         for joint in order:
             a, b = owner[joint.parent], owner[joint.child]
-            if a == b:
-                continue
+            if a == b or (kinds.get(a, "static") != "dynamic"
+                          and kinds.get(b, "static") != "dynamic"):
+                continue      # merged, or welding the world to a static body
             spec = self.joint(joint, a, b)
             if spec is not None:
                 joints.append(spec)

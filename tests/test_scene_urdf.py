@@ -571,6 +571,23 @@ def test_massless_links_get_a_small_mass_and_one_warning_naming_them(tmp_path):
     assert masses == {"base": 3.0, "ghost1": 0.03, "ghost2": 0.03}
 
 
+def test_a_root_link_named_world_is_the_world(tmp_path):
+    text = """
+<link name="world"/>
+<link name="stand"><collision><geometry><box size="0.2 0.2 0.4"/></geometry></collision></link>
+<link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="0.001"
+  iyy="0.01" izz="0.01"/></inertial></link>
+<joint name="bolt" type="fixed"><parent link="world"/><child link="stand"/>
+  <origin xyz="0 0 0.2"/></joint>
+<joint name="pan" type="continuous"><parent link="stand"/><child link="arm"/>
+  <origin xyz="0 0 0.2"/></joint>
+"""
+    raw = read_urdf(write(tmp_path, text), fixed_base=False, motors=False)
+    kinds = {b["name"]: b.get("kind", "dynamic") for b in raw["bodies"]}
+    assert kinds == {"stand": "static", "arm": "dynamic"}     # massless, bolted: static
+    assert [(j["name"], j["body_a"]) for j in raw["joints"]] == [("pan", "stand")]
+
+
 # --- malformed files: one SceneError naming the file and the element ---------------------------
 
 TWO_LINKS = """
