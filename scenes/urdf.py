@@ -24,7 +24,8 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   massless root of a fixed-base robot is the fixed world (a static body when it has
   geometry); a root link named "world" always is. Any other massless link gets a small mass
   (1 % of the lightest link's, inertia from its geometry or a 5 cm ball), listed in the warning.
-  Principal moments below 1e-6 of the link's largest (zero in the file) are raised to that.
+  Principal moments below 1e-6 of the link's largest (zero in the file) are raised to that
+  (all zero: to those of a 1 cm ball), listed in the warning.
 * joints: revolute -> revolute with its limits, continuous -> revolute without, prismatic ->
   prismatic with its limits (lower = upper: a locked joint, made fixed, listed), fixed ->
   the child merged into its parent (merge_fixed, default: masses, centres and inertias added
@@ -290,10 +291,10 @@ class _Reader:
             geometry = coll.find("geometry")
             if geometry is None or len(geometry) != 1:
                 self.fail(coll, w, "needs a <geometry> with one shape in it")
-            link.parts.append((self.shape(geometry[0], name, w), pos, rot))
+            link.parts.append((self.shape(geometry[0], w), pos, rot))
         return link
 
-    def shape(self, el, link, where):
+    def shape(self, el, where):
         tag = el.tag
         if tag == "box":
             size = self.numbers(el, "size", 3, where)
@@ -309,7 +310,7 @@ class _Reader:
             self.positive(el, "length", [length], where)
             return {"type": tag, "radius": r, "half_length": length / 2}
         if tag == "mesh":
-            return self.mesh(el, link, where)
+            return self.mesh(el, where)
         self.fail(el, where, f"unknown geometry <{tag}> (box, sphere, cylinder, capsule, mesh)")
 
     def positive(self, el, attr, values, where):
@@ -317,7 +318,7 @@ class _Reader:
             self.fail(el, f"{where} <{el.tag} {attr}>", "must be positive (got "
                       f'"{el.get(attr)}")')
 
-    def mesh(self, el, link, where):
+    def mesh(self, el, where):
         uri = el.get("filename")
         if not uri:
             self.fail(el, f"{where} <mesh>", 'needs a "filename"')
@@ -326,7 +327,7 @@ class _Reader:
         file, tried = self.resolve(uri)
         if file is None:
             self.fail(el, f'{where} <mesh filename="{uri}">',
-                      f"no such mesh file for link \"{link}\" (looked for {tried})")
+                      f"no such mesh file (looked for {tried})")
         if len(scale) == 1 or np.all(scale == scale[0]):
             return {"type": "hull", "file": str(file), "scale": float(scale[0])}
         import trimesh
@@ -358,7 +359,7 @@ class _Reader:
             file = Path(uri[len("file://"):])
         else:
             file = Path(uri)
-        file = self.folder / file.expanduser()
+        file = Path(os.path.abspath(self.folder / file.expanduser()))
         return (file, "") if file.is_file() else (None, str(file))
 
     def packages(self, name):
