@@ -133,7 +133,8 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
         name = "ground"
         while name in names:
             name += "_plane"
-        z = builder.lowest if math.isfinite(builder.lowest) else 0.0
+        z = min((_lowest_z(*part) for part in builder.world_parts), default=math.inf)
+        z = z if math.isfinite(z) else 0.0
         bodies.insert(0, {"name": name, "shape": {"type": "plane"}, "kind": "static",
                           "pos": [0.0, 0.0, z]})
     robot = root_el.get("name") or path.stem
@@ -531,7 +532,7 @@ class _Builder:
                 groups.setdefault(owner[link], []).append(link)
         lightest = min((lk.mass for lk in self.links.values() if lk.mass > 0), default=1.0)
         self.massless = []
-        self.lowest = math.inf      # the lowest point of the collision geometry, world z
+        self.world_parts = []       # (shape, centre, axes) of every part at the initial pose
         bodies, kinds = [], {}
         for name, members in groups.items():
             body = self.body(name, members, root, lightest)
@@ -602,7 +603,7 @@ class _Builder:
             pl = R0.T @ (p - p0)
             for shape, pos, rot in link.parts:
                 parts.append((shape, pl + Rl @ pos, Rl @ rot))
-                self.lowest = min(self.lowest, _lowest_z(shape, p + R @ pos, R @ rot))
+                self.world_parts.append((shape, p + R @ pos, R @ rot))
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
