@@ -1,7 +1,7 @@
 """Scene files that include other scene, MJCF or URDF files.
 
     include = [
-      { file = "arm.urdf", prefix = "left_", pos = [0.0, 0.3, 0.8] },
+      { file = "arm.urdf", prefix = "left_", pos = [0.0, 0.3, 0.8], urdf = { fixed_base = true } },
       { file = "table.toml", prefix = "t_", pos = [1.0, 0.0, 0.0], quat = [0.707, 0, 0, 0.707] },
     ]
 
@@ -28,10 +28,11 @@ class IncludeError(ValueError):
     """An include entry that cannot be honoured; the loader adds file and entry."""
 
 
-def expand(raw: dict, path: Path, read: Callable[[Path], dict],
+def expand(raw: dict, path: Path, read: Callable[..., dict],
            chain: tuple[Path, ...] = ()) -> dict:
-    """`raw` (the including file's dict) with its `include` entries read by `read` (path ->
-    raw dict, includes not yet expanded) and merged in; raises IncludeError."""
+    """`raw` (the including file's dict) with its `include` entries read by `read` (path,
+    urdf options dict or None -> raw dict, includes not yet expanded) and merged in; raises
+    IncludeError."""
     entries = raw.pop("include", None)
     if entries is None:
         return raw
@@ -51,8 +52,15 @@ def expand(raw: dict, path: Path, read: Callable[[Path], dict],
         if target in chain:
             names = " -> ".join(p.name for p in (*chain, target))
             raise IncludeError(f'{where}: "{spec.file}" includes itself ({names})')
+        options = None
+        if spec.urdf is not None:
+            if target.suffix.lower() != ".urdf":
+                raise IncludeError(f'{where}: "urdf" options apply to a .urdf file only')
+            options = spec.urdf.model_dump()
+            options["package_roots"] = [path.parent / Path(p).expanduser()
+                                        for p in options["package_roots"]]
         try:
-            sub = expand(read(target), target, read, chain)
+            sub = expand(read(target, options), target, read, chain)
         except IncludeError as exc:
             raise IncludeError(f'{where} "{spec.file}": {exc}') from None
         placed = place(sub, spec.prefix, spec.pos, spec.quat)

@@ -101,7 +101,8 @@ class SceneError(Exception):
 
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
-    name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`)."""
+    name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
+    a ``.urdf`` file a URDF robot (`scenes.urdf`)."""
     path = resolve_scene(path)
     source = str(path)
     raw = _read_raw(Path(path))
@@ -216,13 +217,18 @@ def build_world(
     return world
 
 
-def _read_raw(path: Path) -> dict:
-    """The raw dict of one scene file by its suffix (TOML, MuJoCo ``.xml``), hull files made
-    relative to its folder; its includes are not expanded yet."""
+def _read_raw(path: Path, urdf: dict | None = None) -> dict:
+    """The raw dict of one scene file by its suffix (TOML, MuJoCo ``.xml``, URDF ``.urdf``
+    read with the `urdf` options of read_urdf), hull files made relative to its folder; its
+    includes are not expanded yet."""
     if path.suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
         from .mjcf import read_mjcf
 
         raw = read_mjcf(path)
+    elif path.suffix.lower() == ".urdf":
+        from .urdf import read_urdf
+
+        raw = read_urdf(path, **(urdf or {}))
     else:
         raw = _read_toml(path, str(path))
     _resolve_files(raw, path.parent)

@@ -492,13 +492,28 @@ class BehaviourSpec(_Spec):
     name: Name
 
 
+class UrdfOptionsSpec(_Spec):
+    """How an included URDF file is read (scenes/urdf.py, read_urdf): a fixed or floating
+    base, a ground plane under it, motors on its actuated joints, fixed joints merged, its
+    links colliding with one another, and more folders holding ROS packages (relative to the
+    including file)."""
+    fixed_base: StrictBool = True
+    ground: StrictBool = False
+    motors: StrictBool = True
+    merge_fixed: StrictBool = True
+    self_collision: StrictBool = False
+    package_roots: list[Name] = []
+
+
 class IncludeSpec(_Spec):
     """Another scene, MJCF or URDF file placed in this one (scenes/include.py): its bodies,
-    joints and loads, names prefixed by `prefix`, moved by `pos` and turned by `quat`."""
+    joints and loads, names prefixed by `prefix`, moved by `pos` and turned by `quat`; `urdf`
+    says how a URDF file is read."""
     file: Name
     prefix: StrictStr = ""
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    urdf: UrdfOptionsSpec | None = None
 
     @field_validator("quat")
     @classmethod

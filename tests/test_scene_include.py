@@ -2,6 +2,7 @@
 (scenes/include.py)."""
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,3 +112,35 @@ def test_bad_includes_are_one_clear_error(tmp_path, files, fragments):
     message = str(info.value)
     for fragment in fragments:
         assert fragment in message, message
+
+
+def test_a_urdf_robot_is_included_twice_with_its_own_base_choice(tmp_path):
+    kuka = (Path(__file__).parent / "fixtures" / "urdf" / "kuka_iiwa" / "model.urdf").as_posix()
+    scene = write(tmp_path, "cell.toml", f"""
+include = [
+  {{ file = "{kuka}", prefix = "a_", pos = [0.0, -0.5, 0.0] }},
+  {{ file = "{kuka}", prefix = "b_", pos = [0.0, 0.5, 0.0],
+     urdf = {{ fixed_base = false, motors = false }} }},
+]
+""".replace("\n     urdf", " urdf"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = read_scene(scene)
+    joints = {j.name: j for j in spec.joints}
+    kinds = {b.name: b.kind for b in spec.bodies}
+    assert kinds["a_lbr_iiwa_link_0"] == "static"            # a fixed base
+    assert kinds["b_lbr_iiwa_link_0"] == "dynamic"           # and a floating one
+    assert any(j.motor is not None for j in joints.values() if j.name.startswith("a_"))
+    assert all(j.motor is None for j in joints.values() if j.name.startswith("b_"))
+    a = {b.name: b.pos for b in spec.bodies if b.name.startswith("a_")}
+    b = {b.name: b.pos for b in spec.bodies if b.name.startswith("b_")}
+    for name, pos in a.items():                                # the same robot, 1 m apart in y
+        np.testing.assert_allclose(np.subtract(b["b_" + name[2:]], pos), (0.0, 1.0, 0.0),
+                                   atol=1e-12)
+
+
+def test_urdf_options_on_another_file_are_an_error(tmp_path):
+    write(tmp_path, "arm.toml", ARM)
+    scene = write(tmp_path, "a.toml", 'include = [{ file = "arm.toml", urdf = { ground = true } }]')
+    with pytest.raises(SceneError, match="apply to a .urdf file only"):
+        read_scene(scene)

@@ -1,0 +1,734 @@
+"""URDF robot descriptions read as Sharnir scenes: `read_urdf` turns a .urdf file into the raw
+scene dict a TOML scene parses to (scenes/schema.py), which then goes through the same
+validation and `build_world`; `read_scene` dispatches on the suffix.
+
+The XML is read by lxml with entities left unresolved, no network and no DTD, after a check
+that refuses any DOCTYPE or ENTITY declaration (an entity-expansion bomb is one clean error).
+Numbers are checked as read: every problem is a SceneError naming the file, the line and the
+element (``link "arm" <inertial>/<mass value>``), never a traceback.
+
+Mapping (the zero configuration, every joint at q = 0, is the initial pose):
+
+* link -> body. Each link's world pose T_link comes from forward kinematics along the joints'
+  <origin>s from the root, placed at the world origin. The body frame is the centre of mass and
+  principal axes: the <inertial> origin c gives the centre in the link frame, its inertia
+  R I R^T (R the inertial origin's rotation) is diagonalised, I = Rp diag(moments) Rp^T. A link
+  with <collision> geometry gets shape = compound with a part per <collision> (box ->
+  half_extents = size / 2; sphere; cylinder along z, length -> half_length = length / 2;
+  capsule likewise; mesh -> hull of the mesh's vertices, scale per axis: a non-uniform scale is
+  applied here and the scaled vertices given), its parts and `frame` = (c, Rp) written in the
+  link frame, body pos/quat = the link's pose, mass and inertia given. A link without
+  collision geometry gets no shape: pos/quat = the body frame itself. <visual> is not read.
+* Missing inertials as ROS tools treat them: a link without <inertial> is massless. A massless
+  leaf link welded by a fixed joint (a tool or sensor frame) is merged into its parent. The
+  massless root of a fixed-base robot is the fixed world (a static body when it has
+  geometry); a root link named "world" always is. Any other massless link gets a small mass
+  (1 % of the lightest link's, inertia from its geometry or a 5 cm ball), listed in the warning.
+  Principal moments below 1e-6 of the link's largest (zero in the file) are raised to that
+  (all zero: to those of a 1 cm ball), listed in the warning.
+* joints: revolute -> revolute with its limits, continuous -> revolute without, prismatic ->
+  prismatic with its limits (lower = upper: a locked joint, made fixed, listed), fixed ->
+  the child merged into its parent (merge_fixed, default: masses, centres and inertias added
+  with the parallel-axis theorem, collision parts moved into the parent's frame) or else a
+  Sharnir fixed joint. Anchor = the child link's origin, axis = the joint axis, both in world
+  coordinates at the initial pose; body_a = the parent, body_b = the child, so the joint
+  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction; damping (no
+  viscous damping in Sharnir), <mimic> (no coupling: the joint is driven on its own),
+  floating and planar joints (the child is left free) are listed in the warning.
+* base: fixed_base joins the root link's body to "world" with a fixed joint named
+  "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
+  ground adds a static plane "ground" under the lowest point of the collision geometry at
+  the initial pose. Links do not touch each other unless self_collision (group 2, mask all
+  but 2, as pybullet's default); they touch everything else.
+* motors: each revolute, continuous or prismatic joint whose <limit> has effort > 0 and
+  velocity > 0 gets a DC motor on a 24 V supply sized so that its stall torque is the effort
+  and its no-load speed the velocity: a motor of no-load speed w_m0 = 600 rad/s at 24 V
+  (K_t = 24 / 600 = 0.04 N m/A), gear ratio r = w_m0 / velocity, efficiency 1, no rotor
+  inertia or inductance, and R = r K_t V / effort; the effort is also its torque limit.
+  A position PD (kp = V / (velocity tau), kd = 0, tau = 0.05 s) holds the initial angle (0,
+  clamped into the limits): the back-EMF's damping r^2 K_t^2 / R = effort / velocity closes
+  the loop with the time constant tau, and a load of the full effort moves it off by at most
+  velocity * tau. motors=False leaves every joint passive.
+
+Mesh files: ``package://NAME/rest`` is looked up the way ROS tools do, in order: the URDF's
+folder and each folder above it, where NAME is that folder itself (holding a package.xml) or
+a sub-folder NAME holding a package.xml; then each folder of ``package_roots`` and of
+$ROS_PACKAGE_PATH, being NAME, holding NAME, or holding NAME with a package.xml a few levels
+down. ``file://`` paths are absolute; plain paths are relative to the URDF's folder.
+"""
+
+import math
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .loader import SceneError
+
+WORLD = "world"
+SUPPLY_V = 24.0          # V, every motor's supply
+MOTOR_SPEED = 600.0      # rad/s, the motor's no-load speed at the supply
+LOOP_TAU = 0.05          # s, the position loop's time constant
+MASSLESS_SHARE = 0.01    # a massless link's mass, as a share of the lightest link's
+MOMENT_FLOOR = 1e-6      # principal moments below this share of the largest are raised
+ROBOT_GROUP = 2
+ALL_GROUPS = 2**62 - 1
+_SEARCH_DEPTH = 3        # folders below a package root searched for a package
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_DECLARATION = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+class UrdfWarning(UserWarning):
+    """What a URDF file asks for that Sharnir does not simulate as written."""
+
+
+@dataclass
+class _Link:
+    name: str
+    line: int
+    mass: float = 0.0
+    has_inertial: bool = False
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))       # link frame
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about com, link axes
+    parts: list = field(default_factory=list)   # (shape dict, pos (3,), R (3, 3)) link frame
+
+
+@dataclass
+class _Joint:
+    name: str
+    line: int
+    type: str
+    parent: str
+    child: str
+    pos: np.ndarray
+    rot: np.ndarray
+    axis: np.ndarray
+    lower: float | None = None
+    upper: float | None = None
+    effort: float = 0.0
+    velocity: float = 0.0
+    friction: float = 0.0
+    damping: float = 0.0
+    mimic: str | None = None
+
+
+def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=True,
+              merge_fixed=True, self_collision=False) -> dict:
+    """The raw scene dict (the structure of a TOML scene) of the URDF file at `path`; see the
+    module for the mapping. What cannot be simulated as written is one UrdfWarning."""
+    path = Path(path)
+    source = str(path)
+    root_el = _parse_xml(path, source)
+    reader = _Reader(source, path.parent, [Path(p) for p in package_roots])
+    links, joints = reader.read(root_el)
+    notes = _Notes()
+    builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
+                       merge_fixed=merge_fixed, self_collision=self_collision)
+    bodies, scene_joints = builder.build()
+    if ground:
+        names = {b["name"] for b in bodies}
+        name = "ground"
+        while name in names:
+            name += "_plane"
+        z = min((_lowest_z(*part) for part in builder.world_parts), default=math.inf)
+        z = z if math.isfinite(z) else 0.0
+        bodies.insert(0, {"name": name, "shape": {"type": "plane"}, "kind": "static",
+                          "pos": [0.0, 0.0, z]})
+    robot = root_el.get("name") or path.stem
+    n_links = len(links)
+    description = (f'URDF robot "{robot}" ({path.name}): {n_links} links as {len(bodies)} '
+                   f'bodies, {len(scene_joints)} joints'
+                   + (", fixed base" if fixed_base else ", floating base"))
+    notes.emit(source)
+    return {"description": description, "bodies": bodies, "joints": scene_joints}
+
+
+# --- XML ------------------------------------------------------------------------------------
+
+
+def _parse_xml(path: Path, source: str):
+    from lxml import etree
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SceneError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise SceneError(f"{source}: is a directory, not a URDF file") from None
+    except OSError as exc:
+        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    match = _DECLARATION.search(data)
+    if match:
+        line = data.count(b"\n", 0, match.start()) + 1
+        raise SceneError(f"{source}: line {line}: <!{match.group(1).decode().upper()}> "
+                         "declarations are not allowed in a URDF file (entities can expand "
+                         "to gigabytes); remove the document type declaration")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False, remove_comments=True, remove_pis=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else "?"
+        raise SceneError(f"{source}: line {line}: not well-formed XML ({exc.msg})") from None
+    if root.tag != "robot":
+        raise SceneError(f"{source}: line {root.sourceline}: the root element is <{root.tag}>, "
+                         "a URDF file's is <robot>")
+    return root
+
+
+def _rpy_matrix(r, p, y):
+    """URDF's fixed-axis roll, pitch, yaw: R = Rz(y) Ry(p) Rx(r)."""
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), \
+        math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+class _Reader:
+    """Reads <link> and <joint> elements, checking every number and name."""
+
+    def __init__(self, source, folder, package_roots):
+        self.source = source
+        self.folder = folder
+        self.package_roots = package_roots
+
+    def fail(self, el, where, message):
+        raise SceneError(f"{self.source}: line {el.sourceline}: {where}: {message}")
+
+    def numbers(self, el, attr, count, where, default=None):
+        """`count` finite numbers of attribute `attr` (count None: 1 or 3, a mesh scale)."""
+        text = el.get(attr)
+        label = f'{where} <{el.tag} {attr}>'
+        if text is None:
+            if default is None:
+                self.fail(el, label, "is required")
+            return np.array(default, dtype=float)
+        words = text.split()
+        try:
+            values = [float(w) for w in words]
+        except ValueError:
+            self.fail(el, label, f'must be numbers (got "{text}")')
+        if count is None:
+            if len(values) not in (1, 3):
+                self.fail(el, label, f'must be 1 or 3 numbers (got "{text}")')
+        elif len(values) != count:
+            self.fail(el, label, f'must be {count} number{"s" * (count > 1)} (got "{text}")')
+        if not all(math.isfinite(v) for v in values):
+            self.fail(el, label, f'must be finite (got "{text}")')
+        return np.array(values)
+
+    def number(self, el, attr, where, default=None, low=None):
+        value = float(self.numbers(el, attr, 1, where,
+                                   None if default is None else [default])[0])
+        if low is not None and value < low:
+            self.fail(el, f"{where} <{el.tag} {attr}>", f"must be at least {low:g} "
+                      f"(got {value:g})")
+        return value
+
+    def origin(self, parent, where):
+        el = parent.find("origin")
+        if el is None:
+            return np.zeros(3), np.eye(3)
+        xyz = self.numbers(el, "xyz", 3, where, (0.0, 0.0, 0.0))
+        rpy = self.numbers(el, "rpy", 3, where, (0.0, 0.0, 0.0))
+        return xyz, _rpy_matrix(*rpy)
+
+    def name(self, el, what):
+        name = el.get("name")
+        if not name:
+            self.fail(el, f"<{what}>", 'needs a "name"')
+        return name
+
+    def read(self, root):
+        links, joints = {}, {}
+        for el in root.findall("link"):
+            name = self.name(el, "link")
+            if name in links:
+                self.fail(el, f'link "{name}"', f"duplicate name (already on line "
+                          f"{links[name].line})")
+            links[name] = self.link(el, name)
+        if not links:
+            raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no <link>")
+        for el in root.findall("joint"):
+            name = self.name(el, "joint")
+            if name in joints:
+                self.fail(el, f'joint "{name}"', f"duplicate name (already on line "
+                          f"{joints[name].line})")
+            joints[name] = self.joint(el, name, links)
+        return links, joints
+
+    def link(self, el, name):
+        where = f'link "{name}"'
+        link = _Link(name, el.sourceline)
+        inertial = el.find("inertial")
+        if inertial is not None:
+            w = f"{where} <inertial>"
+            mass_el = inertial.find("mass")
+            if mass_el is None:
+                self.fail(inertial, w, "needs a <mass>")
+            link.mass = self.number(mass_el, "value", w, low=0.0)
+            link.has_inertial = True
+            pos, rot = self.origin(inertial, w)
+            I = np.zeros((3, 3))
+            inertia = inertial.find("inertia")
+            if inertia is not None:
+                get = {k: self.number(inertia, k, w, default=0.0)
+                       for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+                I = np.array([[get["ixx"], get["ixy"], get["ixz"]],
+                              [get["ixy"], get["iyy"], get["iyz"]],
+                              [get["ixz"], get["iyz"], get["izz"]]])
+                if link.mass > 0 and np.linalg.eigvalsh(I)[0] < -1e-9 * max(np.trace(I), 1e-300):
+                    self.fail(inertia, w + " <inertia>", "is not positive semi-definite "
+                              f"(eigenvalues {np.round(np.linalg.eigvalsh(I), 9).tolist()})")
+            link.com = pos
+            link.inertia = rot @ I @ rot.T
+        for k, coll in enumerate(el.findall("collision")):
+            w = f"{where} <collision> {k}"
+            pos, rot = self.origin(coll, w)
+            geometry = coll.find("geometry")
+            if geometry is None or len(geometry) != 1:
+                self.fail(coll, w, "needs a <geometry> with one shape in it")
+            link.parts.append((self.shape(geometry[0], w), pos, rot))
+        return link
+
+    def shape(self, el, where):
+        tag = el.tag
+        if tag == "box":
+            size = self.numbers(el, "size", 3, where)
+            self.positive(el, "size", size, where)
+            return {"type": "box", "half_extents": [float(s) / 2 for s in size]}
+        if tag == "sphere":
+            r = self.number(el, "radius", where)
+            self.positive(el, "radius", [r], where)
+            return {"type": "sphere", "radius": r}
+        if tag in ("cylinder", "capsule"):
+            r, length = self.number(el, "radius", where), self.number(el, "length", where)
+            self.positive(el, "radius", [r], where)
+            self.positive(el, "length", [length], where)
+            return {"type": tag, "radius": r, "half_length": length / 2}
+        if tag == "mesh":
+            return self.mesh(el, where)
+        self.fail(el, where, f"unknown geometry <{tag}> (box, sphere, cylinder, capsule, mesh)")
+
+    def positive(self, el, attr, values, where):
+        if not all(v > 0 for v in values):
+            self.fail(el, f"{where} <{el.tag} {attr}>", "must be positive (got "
+                      f'"{el.get(attr)}")')
+
+    def mesh(self, el, where):
+        uri = el.get("filename")
+        if not uri:
+            self.fail(el, f"{where} <mesh>", 'needs a "filename"')
+        scale = self.numbers(el, "scale", None, where, (1.0,))
+        self.positive(el, "scale", scale, where)
+        file, tried = self.resolve(uri)
+        if file is None:
+            self.fail(el, f'{where} <mesh filename="{uri}">',
+                      f"no such mesh file (looked for {tried})")
+        if len(scale) == 1 or np.all(scale == scale[0]):
+            return {"type": "hull", "file": str(file), "scale": float(scale[0])}
+        import trimesh
+
+        try:
+            mesh = trimesh.load(str(file), force="mesh", process=False)
+            vertices = np.asarray(mesh.vertices, dtype=float)
+        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds
+            self.fail(el, f'{where} <mesh filename="{uri}">',
+                      f"cannot read the mesh {file} ({type(exc).__name__}: {exc})")
+        if len(vertices) == 0:
+            self.fail(el, f'{where} <mesh filename="{uri}">', f"no vertices in {file}")
+        vertices = np.unique(vertices * scale, axis=0)
+        return {"type": "hull", "vertices": vertices.tolist()}
+
+    def resolve(self, uri):
+        """(the mesh file, or None, and a description of where it was looked for)."""
+        if uri.startswith("package://"):
+            name, _, rest = uri[len("package://"):].partition("/")
+            places = list(self.packages(name))
+            for folder in places:
+                if (folder / rest).is_file():
+                    return folder / rest, ""
+            where = ", ".join(str(p / rest) for p in places) or (
+                f'a package "{name}": none next to the URDF or above it, in package_roots '
+                "or in $ROS_PACKAGE_PATH")
+            return None, where
+        if uri.startswith("file://"):
+            file = Path(uri[len("file://"):])
+        else:
+            file = Path(uri)
+        file = Path(os.path.abspath(self.folder / file.expanduser()))
+        return (file, "") if file.is_file() else (None, str(file))
+
+    def packages(self, name):
+        """The folders that could be package `name`, the way ROS tools find them."""
+        seen = set()
+        folder = self.folder.resolve()
+        for ancestor in (folder, *folder.parents):
+            for candidate in (ancestor, ancestor / name):
+                if candidate.name == name and (candidate / "package.xml").is_file():
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        yield candidate
+        env = [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+        for root in (*self.package_roots, *env):
+            root = root.expanduser()
+            for candidate in (root, root / name, *_package_dirs(root, name)):
+                if candidate.name == name and candidate.is_dir() and candidate not in seen:
+                    seen.add(candidate)
+                    yield candidate
+
+    def joint(self, el, name, links):
+        where = f'joint "{name}"'
+        kind = el.get("type")
+        if kind not in _JOINT_TYPES:
+            self.fail(el, where, f'type must be one of {", ".join(_JOINT_TYPES)} '
+                      f'(got "{kind}")')
+        ends = {}
+        for end in ("parent", "child"):
+            end_el = el.find(end)
+            if end_el is None or not end_el.get("link"):
+                self.fail(el, where, f'needs <{end} link="...">')
+            link = end_el.get("link")
+            if link not in links:
+                known = ", ".join(links)
+                self.fail(end_el, f'{where} <{end} link="{link}">',
+                          f'no link named "{link}" in the file (links: {known})')
+            ends[end] = link
+        if ends["parent"] == ends["child"]:
+            self.fail(el, where, f'joins link "{ends["parent"]}" to itself')
+        pos, rot = self.origin(el, where)
+        joint = _Joint(name, el.sourceline, kind, ends["parent"], ends["child"], pos, rot,
+                       np.array([1.0, 0.0, 0.0]))
+        axis_el = el.find("axis")
+        if axis_el is not None and kind in ("revolute", "continuous", "prismatic", "planar"):
+            axis = self.numbers(axis_el, "xyz", 3, where, (1.0, 0.0, 0.0))
+            norm = float(np.linalg.norm(axis))
+            if norm < 1e-9:
+                self.fail(axis_el, f"{where} <axis xyz>", "must not be zero")
+            joint.axis = axis / norm
+        limit = el.find("limit")
+        if limit is not None:
+            w = f"{where} <limit>"
+            joint.effort = self.number(limit, "effort", w, default=0.0, low=0.0)
+            joint.velocity = self.number(limit, "velocity", w, default=0.0, low=0.0)
+            if kind in ("revolute", "prismatic"):
+                joint.lower = self.number(limit, "lower", w, default=0.0)
+                joint.upper = self.number(limit, "upper", w, default=0.0)
+                if joint.lower > joint.upper:
+                    self.fail(limit, w, f"lower must not exceed upper (got lower "
+                              f"{joint.lower:g}, upper {joint.upper:g})")
+        dynamics = el.find("dynamics")
+        if dynamics is not None:
+            w = f"{where} <dynamics>"
+            joint.friction = self.number(dynamics, "friction", w, default=0.0, low=0.0)
+            joint.damping = self.number(dynamics, "damping", w, default=0.0, low=0.0)
+        mimic = el.find("mimic")
+        if mimic is not None:
+            joint.mimic = mimic.get("joint") or "?"
+        return joint
+
+
+def _package_dirs(root, name, depth=_SEARCH_DEPTH):
+    """Folders named `name` holding a package.xml up to `depth` levels below `root`."""
+    if depth <= 0 or not root.is_dir():
+        return
+    try:
+        children = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return
+    for child in children:
+        if child.name == name and (child / "package.xml").is_file():
+            yield child
+        yield from _package_dirs(child, name, depth - 1)
+
+
+# --- the scene ------------------------------------------------------------------------------
+
+
+class _Notes:
+    """What is not simulated as written, gathered into one warning."""
+
+    def __init__(self):
+        self.items: dict[str, list[str]] = {}
+
+    def add(self, what, item):
+        self.items.setdefault(what, []).append(item)
+
+    def emit(self, source):
+        if self.items:
+            lines = [f"{what}: {', '.join(items)}" for what, items in self.items.items()]
+            warnings.warn(f"{source}: not simulated as written:\n  " + "\n  ".join(lines),
+                          UrdfWarning, stacklevel=3)
+
+
+class _Builder:
+    def __init__(self, source, links, joints, notes, *, fixed_base, motors, merge_fixed,
+                 self_collision):
+        self.source, self.links, self.joints, self.notes = source, links, joints, notes
+        self.fixed_base, self.motors = fixed_base, motors
+        self.merge_fixed, self.self_collision = merge_fixed, self_collision
+
+    def fail(self, line, where, message):
+        raise SceneError(f"{self.source}: line {line}: {where}: {message}")
+
+    def tree(self):
+        """(the root link, joints in breadth-first order from it); a link with two parents,
+        a cycle or more than one root is a SceneError."""
+        parent_joint = {}
+        for joint in self.joints.values():
+            if joint.child in parent_joint:
+                other = parent_joint[joint.child]
+                self.fail(joint.line, f'joint "{joint.name}"', f'link "{joint.child}" already '
+                          f'has a parent (joint "{other.name}", line {other.line}); a URDF is '
+                          "a tree")
+            parent_joint[joint.child] = joint
+        for start in self.links:
+            seen, link = [], start
+            while link in parent_joint:
+                if link in seen:
+                    cycle = seen[seen.index(link):]
+                    names = " -> ".join(f'"{parent_joint[x].name}"' for x in cycle)
+                    j = parent_joint[link]
+                    self.fail(j.line, f'joint "{j.name}"', f"the joints form a cycle ({names}); "
+                              "a URDF is a tree")
+                seen.append(link)
+                link = parent_joint[link].parent
+        roots = [name for name in self.links if name not in parent_joint]
+        if len(roots) > 1:
+            first, second = roots[0], roots[1]
+            others = ", ".join(f'"{r}"' for r in roots[1:])
+            self.fail(self.links[second].line, f'link "{second}"',
+                      f'no joint has it as its child, and "{first}" (line '
+                      f"{self.links[first].line}) is the root already (links without a "
+                      f"parent: {others}); a URDF has one root link")
+        children = {}
+        for joint in self.joints.values():
+            children.setdefault(joint.parent, []).append(joint)
+        order, queue = [], [roots[0]]
+        while queue:
+            link = queue.pop(0)
+            for joint in children.get(link, []):
+                order.append(joint)
+                queue.append(joint.child)
+        return roots[0], order, children
+
+    def build(self):
+        root, order, children = self.tree()
+        self.children = children
+        # link poses at the zero configuration
+        pose = {root: (np.zeros(3), np.eye(3))}
+        for joint in order:
+            p, R = pose[joint.parent]
+            pose[joint.child] = (p + R @ joint.pos, R @ joint.rot)
+        self.pose = pose
+        owner = self.owners(root, order)
+        groups = {}
+        for link in self.links:
+            if owner[link] != WORLD:
+                groups.setdefault(owner[link], []).append(link)
+        lightest = min((lk.mass for lk in self.links.values() if lk.mass > 0), default=1.0)
+        self.massless = []
+        self.world_parts = []       # (shape, centre, axes) of every part at the initial pose
+        bodies, kinds = [], {}
+        for name, members in groups.items():
+            body = self.body(name, members, root, lightest)
+            if body is None:          # a massless, shapeless link welded to the world
+                for link in members:
+                    owner[link] = WORLD
+                continue
+            kinds[name] = body.get("kind", "dynamic")
+            bodies.append(body)
+        if self.massless:
+            self.notes.add(f"massless links given {MASSLESS_SHARE * lightest:g} kg",
+                           ", ".join(self.massless))
+        joints = []
+        if self.fixed_base and owner[root] != WORLD and kinds.get(owner[root]) == "dynamic":
+            names = set(self.joints)
+            name = f"{owner[root]}_to_world"
+            while name in names:
+                name += "_"
+            joints.append({"name": name, "type": "fixed", "body_a": WORLD,
+                           "body_b": owner[root],
+                           "anchor": [float(x) for x in self.pose[owner[root]][0]]})
+        for joint in order:
+            a, b = owner[joint.parent], owner[joint.child]
+            if a == b or (kinds.get(a, "static") != "dynamic"
+                          and kinds.get(b, "static") != "dynamic"):
+                continue      # merged, or welding the world to a static body
+            spec = self.joint(joint, a, b)
+            if spec is not None:
+                joints.append(spec)
+        return bodies, joints
+
+    def owners(self, root, order):
+        """The body each link belongs to: itself, the body it is welded into, or WORLD."""
+        owner = {root: WORLD if root == WORLD else root}
+        if root == WORLD:
+            dropped = self.links[root]
+            if dropped.mass > 0 or dropped.parts:
+                self.notes.add('the root link "world" is the fixed world (its inertial and '
+                               'collision are ignored)', root)
+        self.welded_to_world = set()
+        for joint in order:
+            child = self.links[joint.child]
+            leaf = not self.children.get(joint.child)
+            locked = joint.lower is not None and joint.lower == joint.upper
+            if locked:
+                self.notes.add("joints locked by lower = upper (welded at q = 0)",
+                               f'"{joint.name}"')
+            welded = joint.type == "fixed" or locked
+            parent_owner = owner[joint.parent]
+            massless_leaf = child.mass == 0 and leaf and not (parent_owner == WORLD
+                                                              and child.parts)
+            if welded and (massless_leaf or (self.merge_fixed and parent_owner != WORLD)):
+                owner[joint.child] = parent_owner
+            else:
+                owner[joint.child] = joint.child
+                if welded and parent_owner == WORLD:
+                    self.welded_to_world.add(joint.child)
+        return owner
+
+    def body(self, name, members, root, lightest):
+        """The scene body of a link and the links welded into it (all in `name`'s frame)."""
+        p0, R0 = self.pose[name]
+        mass, first, second, parts = 0.0, np.zeros(3), np.zeros((3, 3)), []
+        for link_name in members:
+            link = self.links[link_name]
+            p, R = self.pose[link_name]
+            Rl = R0.T @ R                       # this link's axes in the body link's frame
+            pl = R0.T @ (p - p0)
+            for shape, pos, rot in link.parts:
+                parts.append((shape, pl + Rl @ pos, Rl @ rot))
+                self.world_parts.append((shape, p + R @ pos, R @ rot))
+            if link.mass > 0:
+                c = pl + Rl @ link.com
+                mass += link.mass
+                first += link.mass * c
+                # inertia about the body link's origin: I_c + m (|c|^2 E - c c^T)
+                second += Rl @ link.inertia @ Rl.T + link.mass * (c @ c * np.eye(3)
+                                                                   - np.outer(c, c))
+        shape = None
+        if parts:
+            shape = {"type": "compound", "parts": [
+                {"shape": s, "pos": _floats(pos), "quat": _floats(_matrix_quat(rot))}
+                for s, pos, rot in parts]}
+        body = {"name": name}
+        if not self.self_collision:
+            body.update(group=ROBOT_GROUP, mask=ALL_GROUPS & ~ROBOT_GROUP)
+        if mass == 0.0:
+            if (name == root and self.fixed_base) or name in self.welded_to_world:
+                if shape is None:
+                    return None
+                return {**body, "kind": "static", "shape": shape, "pos": _floats(p0),
+                        "quat": _floats(_matrix_quat(R0))}
+            self.massless.append(f'"{name}"')
+            mass = MASSLESS_SHARE * lightest
+            if shape is not None:               # uniform density over its geometry
+                return {**body, "shape": shape, "mass": mass, "pos": _floats(p0),
+                        "quat": _floats(_matrix_quat(R0))}
+            return {**body, "mass": mass, "inertia": [0.4 * mass * 0.05**2] * 3,
+                    "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}
+        com = first / mass
+        tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
+        from sharnir.physics.shape import principal_axes
+
+        Rp, moments = principal_axes(tensor)
+        top = max(float(np.max(moments)), 0.0)
+        floor = MOMENT_FLOOR * top if top > 0 else 0.4 * mass * 0.01**2
+        if np.any(moments < floor):
+            self.notes.add("principal moments raised to a floor (zero or tiny in the file)",
+                           f'"{name}"')
+            moments = np.maximum(moments, floor)
+        body.update(mass=mass, inertia=_floats(moments))
+        if shape is not None:
+            shape["frame"] = {"pos": _floats(com), "quat": _floats(_matrix_quat(Rp))}
+            body.update(shape=shape, pos=_floats(p0), quat=_floats(_matrix_quat(R0)))
+        else:
+            body.update(pos=_floats(p0 + R0 @ com), quat=_floats(_matrix_quat(R0 @ Rp)))
+        return body
+
+    def joint(self, joint, a, b):
+        """The scene joint of a URDF joint between bodies a (parent) and b (child), or None."""
+        p, R = self.pose[joint.child]
+        spec = {"name": joint.name, "body_a": a, "body_b": b, "anchor": _floats(p)}
+        if joint.type in ("floating", "planar"):
+            self.notes.add(f"{joint.type} joints (the child is left free)", f'"{joint.name}"')
+            return None
+        locked = joint.lower is not None and joint.lower == joint.upper
+        if joint.type == "fixed" or locked:
+            return {**spec, "type": "fixed"}
+        spec["type"] = "prismatic" if joint.type == "prismatic" else "revolute"
+        spec["axis"] = _floats(R @ joint.axis)
+        if joint.lower is not None:
+            spec["limits"] = [joint.lower, joint.upper]
+        if joint.friction > 0:
+            spec["friction"] = joint.friction
+        if joint.damping > 0:
+            self.notes.add("joint damping (Sharnir has no viscous damping)",
+                           f'"{joint.name}" ({joint.damping:g})')
+        if joint.mimic is not None:
+            self.notes.add("mimic joints (driven on their own, not coupled)",
+                           f'"{joint.name}" (mimics "{joint.mimic}")')
+        if self.motors:
+            if joint.effort > 0 and joint.velocity > 0:
+                target = 0.0
+                if joint.lower is not None:
+                    target = min(max(0.0, joint.lower), joint.upper)
+                spec["motor"] = motor_spec(joint.effort, joint.velocity, target)
+            else:
+                self.notes.add("no motor (effort or velocity limit missing or 0)",
+                               f'"{joint.name}"')
+        return spec
+
+
+def _lowest_z(shape, c, A):
+    """The lowest world z of a part (shape dict) centred at c with axes A (3, 3)."""
+    kind = shape["type"]
+    if kind == "box":
+        return float(c[2] - np.abs(A[2]) @ np.array(shape["half_extents"]))
+    if kind == "sphere":
+        return float(c[2] - shape["radius"])
+    if kind in ("cylinder", "capsule"):
+        uz = abs(float(A[2, 2]))
+        across = shape["radius"] * (math.sqrt(max(1.0 - uz * uz, 0.0))
+                                    if kind == "cylinder" else 1.0)
+        return float(c[2] - uz * shape["half_length"] - across)
+    if "vertices" in shape:
+        vertices = np.asarray(shape["vertices"])
+    else:
+        import trimesh
+
+        try:
+            mesh = trimesh.load(shape["file"], force="mesh", process=False)
+            vertices = np.asarray(mesh.vertices, dtype=float) * shape["scale"]
+        except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
+            return math.inf
+    if len(vertices) == 0:
+        return math.inf
+    return float(np.min(c[2] + vertices @ A[2]))
+
+
+def motor_spec(effort, velocity, target=0.0):
+    """A DC motor (MotorSpec fields) of stall torque `effort` and no-load speed `velocity`
+    at SUPPLY_V, under a position PD holding `target`; see the module for the sizing."""
+    torque_constant = SUPPLY_V / MOTOR_SPEED
+    gear_ratio = MOTOR_SPEED / velocity
+    resistance = gear_ratio * torque_constant * SUPPLY_V / effort
+    return {"resistance": resistance, "torque_constant": torque_constant,
+            "gear_ratio": gear_ratio, "voltage_limit": SUPPLY_V, "torque_limit": effort,
+            "controller": {"mode": "position", "kp": SUPPLY_V / (velocity * LOOP_TAU),
+                           "kd": 0.0, "target": target}}
+
+
+def _matrix_quat(R):
+    from sharnir.physics.shape import matrix_quat
+
+    return matrix_quat(R)
+
+
+def _floats(values):
+    return [float(v) for v in values]
