@@ -32,6 +32,10 @@ SCENES = [
     ("spinning_top", SCENE_DIR / "spinning_top.toml", 60, "a spinning top on the floor"),
     ("humanoid (MJCF)", FIXTURES / "mjcf" / "humanoid.xml", 40, "MuJoCo's humanoid.xml, "
      "opened directly, falling under zero control"),
+    ("KUKA iiwa (URDF)", FIXTURES / "urdf" / "kuka_iiwa" / "model.urdf", 30, "a 7-joint arm's "
+     "URDF with STL meshes, opened directly, held by its motors"),
+    ("r2d2 (URDF)", FIXTURES / "urdf" / "r2d2" / "r2d2.urdf", 30, "PyBullet's r2d2 URDF, "
+     "opened directly"),
 ]
 
 
@@ -43,7 +47,7 @@ def main():
         if not path.exists():
             print(f"skip {name}: {path} is missing", file=sys.stderr)
             continue
-        png = out / f"{path.stem}.png"
+        png = out / (name.split(" (")[0].lower().replace(" ", "_") + ".png")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             description = read_scene(path).description or what
