@@ -77,7 +77,9 @@ MOMENT_FLOOR = 1e-6      # principal moments below this share of the largest are
 ROBOT_GROUP = 2
 ALL_GROUPS = 2**62 - 1
 _SEARCH_DEPTH = 3        # folders below a package root searched for a package
-_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+# "spherical" is PyBullet's extension (a ball joint), which Sharnir has
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar",
+                "spherical")
 _DECLARATION = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
@@ -149,6 +151,9 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
 # --- XML ------------------------------------------------------------------------------------
 
 
+_XML_DECL = re.compile(rb"<\?xml\s[^>]*\?>")
+
+
 def _parse_xml(path: Path, source: str):
     from lxml import etree
 
@@ -166,6 +171,9 @@ def _parse_xml(path: Path, source: str):
         raise SceneError(f"{source}: line {line}: <!{match.group(1).decode().upper()}> "
                          "declarations are not allowed in a URDF file (entities can expand "
                          "to gigabytes); remove the document type declaration")
+    # an XML declaration after a comment or with version "0.0" (both seen in PyBullet's data,
+    # which ROS tools and PyBullet read) says nothing a URDF needs: drop it, keep the lines
+    data = _XML_DECL.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                              huge_tree=False, remove_comments=True, remove_pis=True)
     try:
@@ -377,6 +385,13 @@ class _Reader:
         for root in (*self.package_roots, *env):
             root = root.expanduser()
             for candidate in (root, root / name, *_package_dirs(root, name)):
+                if candidate.name == name and candidate.is_dir() and candidate not in seen:
+                    seen.add(candidate)
+                    yield candidate
+        # last, as PyBullet does: a folder NAME next to the file or above it, package.xml or
+        # not (robots shipped without their package.xml, PyBullet's own data among them)
+        for ancestor in (folder, *folder.parents):
+            for candidate in (ancestor, ancestor / name):
                 if candidate.name == name and candidate.is_dir() and candidate not in seen:
                     seen.add(candidate)
                     yield candidate
@@ -661,6 +676,10 @@ class _Builder:
         locked = joint.lower is not None and joint.lower == joint.upper
         if joint.type == "fixed" or locked:
             return {**spec, "type": "fixed"}
+        if joint.type == "spherical":
+            if joint.friction > 0:
+                spec["friction"] = joint.friction
+            return {**spec, "type": "spherical"}
         spec["type"] = "prismatic" if joint.type == "prismatic" else "revolute"
         spec["axis"] = _floats(R @ joint.axis)
         if joint.lower is not None:

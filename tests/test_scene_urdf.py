@@ -681,3 +681,42 @@ def test_sharnir_run_simulates_a_urdf_file(tmp_path):
     assert summary["steps"] == 120
     assert list(summary["joints"]) == ["base_to_world", "hinge", "elbow"]
     assert "damping" in result.stderr   # the warning reaches the user
+
+
+# ---- what real files do that ROS tools and PyBullet accept ----------------------------------
+
+BALL_LINKS = """
+<link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"
+  ixy="0" ixz="0" iyz="0"/></inertial></link>
+<link name="head"><inertial><mass value="0.5"/><inertia ixx="0.002" iyy="0.002" izz="0.002"
+  ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><mesh filename="package://parts/meshes/ball.stl"/></geometry></collision>
+</link>
+<joint name="neck" type="spherical"><parent link="base"/><child link="head"/>
+  <origin xyz="0 0 0.3"/><dynamics friction="0.2"/></joint>
+"""
+
+
+def test_pybullets_ball_joints_loose_declarations_and_package_folders_load(tmp_path):
+    import trimesh
+
+    meshes = tmp_path / "parts" / "meshes"                 # a package without package.xml
+    meshes.mkdir(parents=True)
+    trimesh.creation.icosphere(radius=0.05).export(meshes / "ball.stl")
+    path = tmp_path / "robot.urdf"
+    path.write_text('<!-- made by hand -->\n<?xml version="0.0" ?>\n<robot name="t">'
+                    + BALL_LINKS + "</robot>\n")
+    spec = read_scene(path)
+    neck = next(j for j in spec.joints if j.name == "neck")
+    assert neck.type == "spherical" and neck.friction == 0.2
+    np.testing.assert_allclose(neck.anchor, (0.0, 0.0, 0.3))
+    world = build_world(spec)
+    world.run(10)
+    assert np.isfinite(world.body_pos).all()
+
+
+def test_a_missing_package_is_still_one_clear_error(tmp_path):
+    path = tmp_path / "robot.urdf"
+    path.write_text('<robot name="t">' + BALL_LINKS + "</robot>\n")
+    with pytest.raises(SceneError, match='looked for a package "parts"'):
+        read_scene(path)
