@@ -21,17 +21,7 @@ import math
 
 import numpy as np
 
-from sharnir.physics.shape import (
-    BOX,
-    CAPSULE,
-    CYLINDER,
-    ELLIPSOID,
-    HULL,
-    PLANE,
-    SPHERE,
-    Compound,
-    Hull,
-)
+from sharnir.physics.shape import Compound, Hull
 from sharnir.physics.shape import geoms as shape_geoms
 from sharnir.render.instances import point_instances, rotation_matrices
 
@@ -62,61 +52,6 @@ def project(camera, point, width, height):
     return (ndc[0] + 1.0) * width / 2.0, (ndc[1] + 1.0) * height / 2.0
 
 
-def _quadratic_roots(a, b, c):
-    disc = b * b - 4.0 * a * c
-    if a <= 0.0 or disc < 0.0:
-        return ()
-    s = math.sqrt(disc)
-    return ((-b - s) / (2.0 * a), (-b + s) / (2.0 * a))
-
-
-def _sphere_hits(o, d, centre, semi_axes):
-    """Ray parameters where o + t d meets an axis-aligned ellipsoid."""
-    os_, ds = (o - centre) / semi_axes, d / semi_axes
-    return _quadratic_roots(ds @ ds, 2.0 * (os_ @ ds), os_ @ os_ - 1.0)
-
-
-def _box_hits(o, d, half):
-    t0, t1 = -math.inf, math.inf
-    for k in range(3):
-        if abs(d[k]) < 1e-15:
-            if abs(o[k]) > half[k]:
-                return ()
-            continue
-        a, b = (-half[k] - o[k]) / d[k], (half[k] - o[k]) / d[k]
-        t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
-    return (t0, t1) if t0 <= t1 else ()
-
-
-def _cylinder_hits(o, d, radius, half_length, caps):
-    """Hits of the side |z| <= half_length and, with caps, of the two flat ends."""
-    hits = [t for t in _quadratic_roots(d[0] ** 2 + d[1] ** 2, 2.0 * (o[0] * d[0] + o[1] * d[1]),
-                                        o[0] ** 2 + o[1] ** 2 - radius ** 2)
-            if abs(o[2] + t * d[2]) <= half_length]
-    if caps and abs(d[2]) > 1e-15:
-        for z in (-half_length, half_length):
-            t = (z - o[2]) / d[2]
-            q = o + t * d
-            if q[0] ** 2 + q[1] ** 2 <= radius ** 2:
-                hits.append(t)
-    return hits
-
-
-def _hull_hits(o, d, normals, offsets):
-    """Entry and exit parameters of o + t d through the convex polytope n_k . x <= offset_k
-    (Cyrus-Beck clipping: each face plane cuts the interval)."""
-    denom = normals @ d
-    room = offsets - normals @ o          # >= 0 where o is inside the face's half-space
-    flat = np.abs(denom) < 1e-15
-    if np.any(flat & (room < 0.0)):
-        return ()                          # parallel to a face and outside it
-    t = room[~flat] / denom[~flat]
-    entering = denom[~flat] < 0.0
-    t0 = np.max(t[entering]) if np.any(entering) else -math.inf
-    t1 = np.min(t[~entering]) if np.any(~entering) else math.inf
-    return (float(t0), float(t1)) if t0 <= t1 else ()
-
-
 def shape_hit(shape, origin, direction):
     """The smallest t >= 0 where origin + t direction (body frame) meets the shape, or None.
     A Hull or Compound is tested piece by piece (physics.shape.geoms: each piece's pose in
@@ -130,28 +65,10 @@ def shape_hit(shape, origin, direction):
 
 
 def _leaf_hit(shape, o, d):
-    """shape_hit for a primitive, or a hull in its own frame."""
-    if shape.kind == HULL:
-        ahead = [t for t in _hull_hits(o, d, shape.face_normals, shape.face_offsets) if t >= 0.0]
-        return min(ahead) if ahead else None
-    a, b, c = shape.size
-    if shape.kind == BOX:
-        hits = _box_hits(o, d, np.array([a, b, c]))
-    elif shape.kind == SPHERE:
-        hits = _sphere_hits(o, d, np.zeros(3), np.array([a, a, a]))
-    elif shape.kind == ELLIPSOID:
-        hits = _sphere_hits(o, d, np.zeros(3), np.array([a, b, c]))
-    elif shape.kind == CYLINDER:
-        hits = _cylinder_hits(o, d, a, b, caps=True)
-    elif shape.kind == CAPSULE:
-        hits = list(_cylinder_hits(o, d, a, b, caps=False))
-        for z in (-b, b):
-            hits += [t for t in _sphere_hits(o, d, np.array([0.0, 0.0, z]), np.array([a, a, a]))
-                     if (o[2] + t * d[2]) * z >= 0.0]  # the outer half of each end sphere
-    elif shape.kind == PLANE:
-        return None  # the ground is never grabbed
-    else:
-        raise ValueError(f"unknown shape kind {shape.kind!r}")
+    """shape_hit for a primitive, or a hull in its own frame (physics/ray.py)."""
+    hits = shape.ray_hits(o, d)
+    if hits is None:
+        return None   # the ground is never grabbed
     ahead = [t for t in hits if t >= 0.0]
     return min(ahead) if ahead else None
 

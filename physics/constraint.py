@@ -44,7 +44,7 @@ KIND_POINT, KIND_ANGULAR, KIND_GENERAL = 0, 1, 2
 # a block's correction per position iteration is capped so that a bad start cannot explode
 MAX_CORRECTION = 0.2
 
-_JIT = dict(nogil=True, cache=True, inline="always", fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True, inline="always")
 
 # Arrays below are the whole per-joint arrays, indexed [j, s, row, k] (no views in hot loops):
 #   J, W (njoint, MAX_BLOCKS, 3, 12), kinv (njoint, MAX_BLOCKS, 3, 3),

@@ -104,10 +104,10 @@ from .clock import monotonic_seconds
 from .convex import convex_contact
 from .manifold import collide, manifold_from_normal
 from .math3 import cross, mat_vec, quat_conj_mul, quat_rotate, quat_rotated
-from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
-from .support import aabb
+from .shape import BOX, ELLIPSOID, HULL, PLANE, SPHERE
+from .support import aabb, bounding_radius, extent
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 
 CONTACT_MARGIN = 0.005     # m: points this far apart are already contacts (speculative)
 LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep touching)
@@ -281,32 +281,14 @@ def geom_poses(model, state, work, contacts, h):
         if kind == HULL:
             aabb(kind, sz[g], pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
                  model.geom_hull[g, 1], box[g])
-        else:  # support.aabb's closed forms, here without the call (every geom, every step)
+        else:  # support.extent inlined (every geom, every step: no views, no call)
             for i in range(3):
-                r0, r1, r2 = rot[g, i, 0], rot[g, i, 1], rot[g, i, 2]
-                if kind == BOX:
-                    e = abs(r0) * sz[g, 0] + abs(r1) * sz[g, 1] + abs(r2) * sz[g, 2]
-                elif kind == ELLIPSOID:
-                    e = math.sqrt((r0 * sz[g, 0]) ** 2 + (r1 * sz[g, 1]) ** 2
-                                  + (r2 * sz[g, 2]) ** 2)
-                elif kind == CAPSULE:
-                    e = abs(r2) * sz[g, 1] + sz[g, 0]
-                elif kind == CYLINDER:
-                    e = abs(r2) * sz[g, 1] + sz[g, 0] * math.sqrt(r0 * r0 + r1 * r1)
-                else:  # SPHERE
-                    e = sz[g, 0]
+                e = extent(kind, sz[g, 0], sz[g, 1], sz[g, 2], rot[g, i, 0], rot[g, i, 1],
+                           rot[g, i, 2])
                 box[g, i] = pos[g, i] - e
                 box[g, 3 + i] = pos[g, i] + e
-        if kind == SPHERE:
-            radius = sz[g, 0]
-        elif kind == ELLIPSOID:
-            radius = max(sz[g, 0], max(sz[g, 1], sz[g, 2]))
-        elif kind == CAPSULE:
-            radius = sz[g, 0] + sz[g, 1]
-        elif kind == CYLINDER:
-            radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1])
-        elif kind == BOX:
-            radius = math.sqrt(sz[g, 0] * sz[g, 0] + sz[g, 1] * sz[g, 1] + sz[g, 2] * sz[g, 2])
+        if kind != HULL:
+            radius = bounding_radius(kind, sz[g, 0], sz[g, 1], sz[g, 2])
         else:  # hull: half the diagonal of its world box, plus how far the box's centre is
             # from the geom's origin (the points' own origin: it may lie anywhere)
             e0, e1, e2 = box[g, 3] - box[g, 0], box[g, 4] - box[g, 1], box[g, 5] - box[g, 2]

@@ -55,7 +55,7 @@ from .math3 import cross, dot
 from .shape import ELLIPSOID, PLANE, SPHERE
 from .support import core_radius, core_support, support
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 
 NEWTON_MAX_ITER = 30
 NEWTON_TOL = 1e-4        # rad: the last step; the error left is ~ its square

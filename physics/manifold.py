@@ -78,8 +78,8 @@ from numba.extending import intrinsic
 from .math3 import cross, dot
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
-_JIS = dict(nogil=True, cache=True, inline="always", fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
+_JIS = dict(nogil=True, cache=True, inline="always")
 
 MAX_POINTS = 4
 MAXP = 32           # vertices of a supporting polygon (larger hull faces keep their first 32)

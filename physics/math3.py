@@ -8,7 +8,7 @@ import math
 
 from numba import njit
 
-_JIT = dict(nogil=True, cache=True, inline="always", fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True, inline="always")
 
 
 @njit(**_JIT)

@@ -43,7 +43,7 @@ from numba import njit
 
 from .math3 import mat_vec
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 # motor_param columns
 (M_RESISTANCE, M_INDUCTANCE, M_KT, M_ROTOR_INERTIA, M_GEAR, M_EFFICIENCY, M_VOLTAGE_LIMIT,
  M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)

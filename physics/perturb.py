@@ -42,7 +42,7 @@ from numba import njit
 from .math3 import add, cross, dot, mat_vec, quat_mul, rotation_vector, scale, sub
 from .model import DYNAMIC
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 
 STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
 DAMPING_RATIO = 1.0                     # critical damping

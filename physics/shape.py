@@ -24,11 +24,21 @@ needed to make the frame right-handed.
 
 `geoms(shape)` lists the collision/drawing pieces of a body: (leaf shape, pos, rot) in the
 body frame, one per primitive, hull or compound part.
+
+What a shape kind is lives here and in physics/support.py (its kernels: support point,
+bounding box, bounding radius): every leaf class has `kind`, `size` (its geom_size row),
+`volume()`, `unit_inertia()`, `ray_hits(o, d)` (the ray parameters where o + t d meets its
+surface in its frame, physics/ray.py; None: never picked), `draw_parts()` (the renderer's
+meshes: [(mesh key, offset, scale)] in its frame) and `world_box(pos, rot)` (its world
+bounds at a pose). A new kind adds a class here, its kernels in support.py and its table in
+scenes/schema.py.
 """
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import ray
 
 # shape kind codes, shared with collision and the renderer (shape_size holds each kind's
 # numbers): box (a, b, c) half extents; sphere (r, 0, 0); capsule and cylinder (r, h, 0) with
@@ -38,6 +48,8 @@ import numpy as np
 # a Compound shape object only: a compound body has one geom per part, never a COMPOUND geom.
 BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID, PLANE, HULL = 0, 1, 2, 3, 4, 5, 6
 COMPOUND = 7
+_ZERO = np.zeros(3)
+_ZERO.flags.writeable = False
 
 
 def _positive(name, *values):
@@ -66,6 +78,16 @@ class Box:
         a, b, c = self.half_extents
         return np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 3.0
 
+    def ray_hits(self, o, d):
+        return ray.box_hits(o, d, np.asarray(self.size))
+
+    def draw_parts(self):
+        return [("box", _ZERO, self.size)]
+
+    def world_box(self, pos, rot):
+        half = np.abs(rot) @ self.size
+        return pos - half, pos + half
+
 
 @dataclass(frozen=True)
 class Sphere:
@@ -84,6 +106,16 @@ class Sphere:
 
     def unit_inertia(self):
         return np.full(3, 0.4 * self.radius ** 2)
+
+    def ray_hits(self, o, d):
+        return ray.ellipsoid_hits(o, d, _ZERO, np.full(3, float(self.radius)))
+
+    def draw_parts(self):
+        r = float(self.radius)
+        return [("sphere", _ZERO, (r, r, r))]
+
+    def world_box(self, pos, rot):
+        return pos - self.radius, pos + self.radius
 
 
 @dataclass(frozen=True)
@@ -106,6 +138,16 @@ class Ellipsoid:
         a, b, c = self.semi_axes
         return np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
 
+    def ray_hits(self, o, d):
+        return ray.ellipsoid_hits(o, d, _ZERO, np.asarray(self.size))
+
+    def draw_parts(self):
+        return [("sphere", _ZERO, self.size)]
+
+    def world_box(self, pos, rot):   # the box around the box of its semi-axes (generous)
+        half = np.abs(rot) @ self.size
+        return pos - half, pos + half
+
 
 @dataclass(frozen=True)
 class Cylinder:
@@ -127,6 +169,17 @@ class Cylinder:
         r, length = self.radius, 2.0 * self.half_length
         side = (3.0 * r * r + length * length) / 12.0
         return np.array([side, side, 0.5 * r * r])
+
+    def ray_hits(self, o, d):
+        return ray.cylinder_hits(o, d, self.radius, self.half_length, caps=True)
+
+    def draw_parts(self):
+        r, h = float(self.radius), float(self.half_length)
+        return [("cylinder", _ZERO, (r, r, h))]
+
+    def world_box(self, pos, rot):
+        half = np.abs(rot) @ (self.radius, self.radius, self.half_length)
+        return pos - half, pos + half
 
 
 @dataclass(frozen=True)
@@ -158,6 +211,19 @@ class Capsule:
         axial = m_cyl * 0.5 * r * r + m_caps * 0.4 * r * r
         return np.array([side, side, axial])
 
+    def ray_hits(self, o, d):
+        return ray.capsule_hits(o, d, self.radius, self.half_length)
+
+    def draw_parts(self):
+        # a cylinder with a whole sphere at each end: the inner halves hide in the cylinder
+        r, h = float(self.radius), float(self.half_length)
+        return [("cylinder", _ZERO, (r, r, h)), ("sphere", np.array([0.0, 0.0, h]), (r, r, r)),
+                ("sphere", np.array([0.0, 0.0, -h]), (r, r, r))]
+
+    def world_box(self, pos, rot):
+        half = np.abs(rot) @ (0.0, 0.0, self.half_length) + self.radius
+        return pos - half, pos + half
+
 
 @dataclass(frozen=True)
 class Plane:
@@ -173,6 +239,15 @@ class Plane:
 
     def unit_inertia(self):
         raise ValueError("a plane has no inertia: it belongs to a static body")
+
+    def ray_hits(self, o, d):
+        return None   # the ground is never grabbed
+
+    def draw_parts(self):
+        return [("plane", None, None)]   # infinite: the renderer chooses how much to draw
+
+    def world_box(self, pos, rot):
+        return pos.copy(), pos.copy()
 
 
 # ---- convex hulls and compounds ------------------------------------------------------------
@@ -346,6 +421,16 @@ class Hull:
 
     def unit_inertia(self):
         return self._moments.copy()
+
+    def ray_hits(self, o, d):
+        return ray.hull_hits(o, d, self.face_normals, self.face_offsets)
+
+    def draw_parts(self):
+        return [(self, _ZERO, (1.0, 1.0, 1.0))]   # its own mesh (render/meshes.py: hull_mesh)
+
+    def world_box(self, pos, rot):
+        world = self.vertices @ rot.T + pos
+        return world.min(axis=0), world.max(axis=0)
 
     def __repr__(self):
         where = f" from {self.source!r}" if self.source else ""

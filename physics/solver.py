@@ -124,7 +124,7 @@ from .motor import (
 from .perturb import add_drag
 from .tree import tree_pass
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 # Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)

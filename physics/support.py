@@ -48,7 +48,7 @@ from numba import njit
 
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
-_JIT = dict(nogil=True, cache=True, fastmath={"contract"})
+_JIT = dict(nogil=True, cache=True)
 
 # ellipsoid core radius as a fraction of its smallest radius of curvature (margin below 1 so
 # the core stays a proper convex body)
@@ -145,6 +145,37 @@ def core_support(kind, size, pos, rot, hull_vert, hull_start, hull_count, dx, dy
     return p
 
 
+@njit(inline="always", **_JIT)
+def extent(kind, s0, s1, s2, r0, r1, r2):
+    """Half the width along one world axis of a primitive (sizes s, its rotation's row
+    (r0, r1, r2) for that axis): box sum |r_k| s_k; ellipsoid |(r_k s_k)|; capsule
+    |r2| h + r; cylinder |r2| h + r sqrt(r0^2 + r1^2); sphere r."""
+    if kind == BOX:
+        return abs(r0) * s0 + abs(r1) * s1 + abs(r2) * s2
+    if kind == ELLIPSOID:
+        x, y, z = r0 * s0, r1 * s1, r2 * s2
+        return math.sqrt(x * x + y * y + z * z)
+    if kind == CAPSULE:
+        return abs(r2) * s1 + s0
+    if kind == CYLINDER:
+        return abs(r2) * s1 + s0 * math.sqrt(r0 * r0 + r1 * r1)
+    return s0   # SPHERE
+
+
+@njit(inline="always", **_JIT)
+def bounding_radius(kind, s0, s1, s2):
+    """The radius of the smallest sphere about a primitive's centre holding it."""
+    if kind == SPHERE:
+        return s0
+    if kind == ELLIPSOID:
+        return max(s0, max(s1, s2))
+    if kind == CAPSULE:
+        return s0 + s1
+    if kind == CYLINDER:
+        return math.sqrt(s0 * s0 + s1 * s1)
+    return math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)   # BOX
+
+
 @njit(**_JIT)
 def aabb(kind, size, pos, rot, hull_vert, hull_start, hull_count, out):
     """World axis-aligned box of the geom: out[0:3] = min corner, out[3:6] = max corner."""
@@ -165,18 +196,6 @@ def aabb(kind, size, pos, rot, hull_vert, hull_start, hull_count, out):
                 out[3 + i] = max(out[3 + i], w)
         return
     for i in range(3):
-        if kind == BOX:
-            e = (abs(rot[i, 0]) * size[0] + abs(rot[i, 1]) * size[1]
-                 + abs(rot[i, 2]) * size[2])
-        elif kind == ELLIPSOID:
-            x, y, z = rot[i, 0] * size[0], rot[i, 1] * size[1], rot[i, 2] * size[2]
-            e = math.sqrt(x * x + y * y + z * z)
-        elif kind == CAPSULE:
-            e = abs(rot[i, 2]) * size[1] + size[0]
-        elif kind == CYLINDER:
-            e = (abs(rot[i, 2]) * size[1]
-                 + size[0] * math.sqrt(rot[i, 0] * rot[i, 0] + rot[i, 1] * rot[i, 1]))
-        else:   # SPHERE
-            e = size[0]
+        e = extent(kind, size[0], size[1], size[2], rot[i, 0], rot[i, 1], rot[i, 2])
         out[i] = pos[i] - e
         out[3 + i] = pos[i] + e

@@ -14,13 +14,7 @@ import colorsys
 import numpy as np
 
 from sharnir.physics.shape import (
-    BOX,
-    CAPSULE,
-    CYLINDER,
-    ELLIPSOID,
-    HULL,
     PLANE,
-    SPHERE,
     Compound,
     Hull,
 )
@@ -144,27 +138,16 @@ class DrawTable:
 
 def _leaf_parts(shape, colour, i):
     """The meshes drawing one primitive or hull: [(mesh key, offset (3,) and scale (3,) in
-    the leaf's frame, colour)]."""
-    if shape.kind == HULL:
-        return [(shape, np.zeros(3), (1.0, 1.0, 1.0), colour)]
-    a, b, c = shape.size
-    if shape.kind == BOX:
-        return [("box", np.zeros(3), (a, b, c), colour)]
-    if shape.kind == SPHERE:
-        return [("sphere", np.zeros(3), (a, a, a), colour)]
-    if shape.kind == ELLIPSOID:
-        return [("sphere", np.zeros(3), (a, b, c), colour)]
-    if shape.kind == CYLINDER:
-        return [("cylinder", np.zeros(3), (a, a, b), colour)]
-    if shape.kind == CAPSULE:
-        # A cylinder with a whole sphere at each end: the inner halves hide in the cylinder.
-        return [("cylinder", np.zeros(3), (a, a, b), colour),
-                ("sphere", np.array([0.0, 0.0, b]), (a, a, a), colour),
-                ("sphere", np.array([0.0, 0.0, -b]), (a, a, a), colour)]
+    the leaf's frame, colour)] (the shape's draw_parts; a plane is drawn as a wide slab)."""
+    try:
+        parts = shape.draw_parts()
+    except AttributeError:
+        raise ValueError(f"body {i}: unknown shape kind {getattr(shape, 'kind', shape)!r}") \
+            from None
     if shape.kind == PLANE:
         return [("plane", np.array([0.0, 0.0, -(0.5 * PLANE_THICKNESS + 2e-3)]),
                  (PLANE_HALF, PLANE_HALF, 0.5 * PLANE_THICKNESS), PLANE_COLOUR)]
-    raise ValueError(f"body {i}: unknown shape kind {shape.kind!r}")
+    return [(key, offset, scale, colour) for key, offset, scale in parts]
 
 
 def point_instances(points, radius, colours):
@@ -177,20 +160,6 @@ def point_instances(points, radius, colours):
     rows[:, 15] = 1.0
     rows[:, 16:19] = colours
     return rows
-
-
-def _half_extent(shape, rot):
-    """Half-size (3,) of the world-axis box around a shape turned by rot (3, 3); exact for
-    boxes, spheres and capsules, a little generous for cylinders and ellipsoids."""
-    a, b, c = shape.size
-    spread = np.abs(rot)
-    if shape.kind == SPHERE:
-        return np.full(3, a)
-    if shape.kind == CAPSULE:
-        return spread @ (0.0, 0.0, b) + a
-    if shape.kind == CYLINDER:
-        return spread @ (a, a, b)
-    return spread @ (a, b, c)  # box, ellipsoid
 
 
 @np.errstate(all="ignore")  # a NaN or huge pose is checked below, not warned about
@@ -206,12 +175,7 @@ def scene_bounds(body_pos, body_quat, body_shapes, points=()):
         if body_shape is None:
             continue
         for shape, pos, rot in pieces(body_shape, body_pos_i, body_rot):
-            if shape.kind == HULL:
-                world = shape.vertices @ rot.T + pos
-                a, b = world.min(axis=0), world.max(axis=0)
-            else:
-                half = _half_extent(shape, rot)
-                a, b = pos - half, pos + half
+            a, b = shape.world_box(pos, rot)
             if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
                 continue
             # bigger than the view, or wholly beyond it (a body flung to 1e300 m): along

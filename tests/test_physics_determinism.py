@@ -4,13 +4,21 @@ it was. A change of the physics that is meant changes the hashes: rewrite them w
 
     python tests/test_physics_determinism.py --update
 
-and say so in the commit. numba compiles for the host CPU (LLVM may contract a * b + c into
-one FMA and vectorise differently per CPU model), so the pins are kept per CPU name
-(tests/determinism_pins.json); on a CPU without pins the test runs each scene twice and checks
-that the two runs agree bit for bit, and says that nothing is pinned for it.
+and say so in the commit. numba compiles for the host CPU (LLVM may vectorise differently per
+CPU model), so the pins are kept per CPU name (tests/determinism_pins.json); on a CPU without
+pins the test runs each scene twice and checks that the two runs agree bit for bit, and says
+that nothing is pinned for it.
+
+The kernels are compiled without fastmath's "contract" (a * b + c fused into one FMA): with
+it, a kernel compiled in the running process (whose callees LLVM may inline, and fuse across)
+and the same kernel loaded from numba's cache gave different last bits, so a cold start and
+a warm one ran the same scene differently. `test_a_fresh_compile_runs_as_the_cached_kernels`
+keeps that fixed.
 """
 import hashlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,6 +63,20 @@ def test_shipped_scene_runs_to_its_pinned_hash(name):
         pytest.skip(f"no pinned hash for CPU {cpu()!r} (tests/determinism_pins.json)")
     assert got == pinned, (f"{name}: the run changed (hash {got}, pinned {pinned}); if the "
                            "physics was meant to change, rewrite the pins (module docstring)")
+
+
+def test_a_fresh_compile_runs_as_the_cached_kernels(tmp_path):
+    """The pyramid in a new process that compiles every kernel afresh (an empty cache) ends
+    bit for bit where this process's (cached or not) does."""
+    here = run_hash("pyramid")
+    env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parent),
+                                                      env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", "from test_physics_determinism import "
+                           "run_hash; print(run_hash('pyramid'))"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == here
 
 
 if __name__ == "__main__":
