@@ -44,14 +44,6 @@ _TABLES: dict[str, type[BaseModel]] = {"world": WorldSpec, "solver": SolverSpec}
 _ARRAYS: dict[str, type[BaseModel]] = {"bodies": BodySpec, "joints": JointSpec, "loads": LoadSpec}
 # --set addresses bodies and joints by name, loads (which have none) by index.
 _NAMED = {"bodies": "body", "joints": "joint"}
-_SHAPE_CLASSES = {
-    "box": "Box",
-    "sphere": "Sphere",
-    "capsule": "Capsule",
-    "cylinder": "Cylinder",
-    "plane": "Plane",
-    "ellipsoid": "Ellipsoid",
-}
 # pydantic messages that read badly in a scene-file context.
 _MESSAGES = {
     "finite_number": "NaN or infinite value",
@@ -404,7 +396,8 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
             return Compound(parts, frame=frame)
         except ValueError as exc:
             raise ValueError(f'field "{field}.parts": {exc}') from None
-    return getattr(physics, _SHAPE_CLASSES[shape.type])(**shape.model_dump(exclude={"type"}))
+    # a primitive: the class of its type (physics.shape.SHAPES), built from the table's fields
+    return physics.SHAPES[shape.type](**shape.model_dump(exclude={"type"}))
 
 
 # --- error messages -------------------------------------------------------

@@ -338,7 +338,7 @@ class FakeWorld:
 
 @pytest.fixture
 def fake_physics(monkeypatch):
-    physics = types.SimpleNamespace(World=FakeWorld, Box=lambda **kw: ("box", kw),
+    physics = types.SimpleNamespace(World=FakeWorld, SHAPES={"box": lambda **kw: ("box", kw)},
                                     Material=lambda **kw: ("material", kw))
     monkeypatch.setitem(sys.modules, "sharnir.physics", physics)
 
