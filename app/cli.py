@@ -37,6 +37,7 @@ from sharnir.scenes import (
     resolve_scene,
     shipped_scenes,
 )
+from sharnir.scenes.schema import MAX_DURATION
 
 DEFAULT_SCENE = SCENE_DIR / "door.toml"
 REACTION_FIRST = JOINT_CHANNELS.index(REACTION_CHANNELS[0])
@@ -219,8 +220,9 @@ def _positive_seconds(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0 (got {text})")
+    if not (math.isfinite(value) and 0 < value <= MAX_DURATION):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0 and at most "
+                                         f"{MAX_DURATION:g} (got {text})")
     return value
 
 

@@ -58,6 +58,20 @@ def _positive(name, *values):
             raise ValueError(f"{name} must be positive and finite (got {v})")
 
 
+def _mass_properties_finite(shape, name):
+    """A size so large or small that its volume or inertia is not a positive finite number
+    (a radius of 1e300, or 5e-324) is refused here, not found as an OverflowError later."""
+    try:
+        volume, inertia = shape.volume(), shape.unit_inertia()
+    except (OverflowError, ZeroDivisionError):
+        volume, inertia = math.nan, np.full(3, math.nan)
+    if not (math.isfinite(volume) and volume > 0.0 and np.all(np.isfinite(inertia))
+            and np.all(inertia > 0.0)):
+        sizes = ", ".join(f"{x:g}" for x in shape.size if x)
+        raise ValueError(f"{name} {sizes}: its volume or inertia is not a positive finite "
+                         "number (too large or too small)")
+
+
 @dataclass(frozen=True)
 class Box:
     half_extents: tuple
@@ -65,6 +79,7 @@ class Box:
 
     def __post_init__(self):
         _positive("box half_extents", *self.half_extents)
+        _mass_properties_finite(self, "box half_extents")
 
     @property
     def size(self):
@@ -96,6 +111,7 @@ class Sphere:
 
     def __post_init__(self):
         _positive("sphere radius", self.radius)
+        _mass_properties_finite(self, "sphere radius")
 
     @property
     def size(self):
@@ -125,6 +141,7 @@ class Ellipsoid:
 
     def __post_init__(self):
         _positive("ellipsoid semi_axes", *self.semi_axes)
+        _mass_properties_finite(self, "ellipsoid semi_axes")
 
     @property
     def size(self):
@@ -157,6 +174,7 @@ class Cylinder:
 
     def __post_init__(self):
         _positive("cylinder radius and half_length", self.radius, self.half_length)
+        _mass_properties_finite(self, "cylinder radius and half_length")
 
     @property
     def size(self):
@@ -191,6 +209,7 @@ class Capsule:
 
     def __post_init__(self):
         _positive("capsule radius and half_length", self.radius, self.half_length)
+        _mass_properties_finite(self, "capsule radius and half_length")
 
     @property
     def size(self):
@@ -397,6 +416,7 @@ class Hull:
         scale = float(scale)
         if not (math.isfinite(scale) and scale > 0.0):
             raise ValueError(f"hull file {path}: scale must be positive and finite (got {scale})")
+        readable_mesh_file(path)
         try:
             mesh = trimesh.load(str(path), force="mesh", process=False)
         except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
@@ -435,6 +455,31 @@ class Hull:
     def __repr__(self):
         where = f" from {self.source!r}" if self.source else ""
         return f"Hull({len(self.vertices)} vertices, {len(self.faces)} faces{where})"
+
+
+MAX_MESH_BYTES = 256 << 20   # a mesh file larger than this is refused before it is read
+COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".lzma", ".zst")
+
+
+def readable_mesh_file(path):
+    """ValueError unless `path` is a regular mesh file of bounded size, not compressed: a FIFO
+    or device may never end, and a 785-byte .stl.bz2 decompressed to 1 GiB."""
+    import os
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        reason = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror
+        raise ValueError(f"hull file {path}: cannot read a mesh ({reason})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"hull file {path}: not a regular file (a folder, pipe or device)")
+    if info.st_size > MAX_MESH_BYTES:
+        raise ValueError(f"hull file {path}: {info.st_size:,} bytes, more than the "
+                         f"{MAX_MESH_BYTES:,} a mesh file may have")
+    if str(path).lower().endswith(COMPRESSED):
+        raise ValueError(f"hull file {path}: compressed mesh files are not read (their size "
+                         "is unknown until decompressed); decompress it first")
 
 
 def _exists(path):

@@ -12,7 +12,10 @@ import difflib
 import importlib
 import json
 import math
+import os
 import re
+import stat
+import sys
 import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -38,6 +41,8 @@ from .schema import (
 
 SCENE_DIR = Path(__file__).parent
 MAX_REPORTED = 10
+SHOW_CHARS = 80             # a value quoted in a message is cut to about this many characters
+MAX_SCENE_BYTES = 64 << 20  # a scene file larger than this is refused before it is read
 
 # The scene's tables and arrays of tables, with the model each follows.
 _TABLES: dict[str, type[BaseModel]] = {"world": WorldSpec, "solver": SolverSpec}
@@ -102,11 +107,14 @@ def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
         raw = expand_includes(raw, Path(path), _read_raw)
     except IncludeError as exc:
         raise SceneError(f"{source}: {exc}") from None
-    raw = apply_overrides(raw, list(sets), source)
     try:
-        return SceneSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise SceneError(_format_errors(exc, raw, source)) from None
+        raw = apply_overrides(raw, list(sets), source)
+        try:
+            return SceneSpec.model_validate(raw)
+        except ValidationError as exc:
+            raise SceneError(_format_errors(exc, raw, source)) from None
+    except RecursionError:
+        raise SceneError(f"{source}: arrays or tables nest too deeply to read") from None
 
 
 def load_scene(path: str | Path, sets: Iterable[str] = (), **kw: Any):
@@ -312,21 +320,48 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _read_toml(path: Path, source: str) -> dict:
+def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; SceneError otherwise (a folder,
+    a FIFO or a device is refused before it is opened: reading one may never end)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        info = os.stat(path)
     except FileNotFoundError:
         raise SceneError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise SceneError(f"{source}: is a directory, not a scene file") from None
-    except UnicodeDecodeError as exc:
-        raise SceneError(f"{source}: not UTF-8 text (bad byte at offset {exc.start})") from None
     except OSError as exc:
         raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SceneError(f"{source}: is a directory, not a scene file")
+    if not stat.S_ISREG(info.st_mode):
+        raise SceneError(f"{source}: not a regular file (a pipe, socket or device); "
+                         "scene files are read from regular files only")
+    if info.st_size > limit:
+        raise SceneError(f"{source}: {info.st_size:,} bytes, more than the {limit:,} a scene "
+                         "file may have")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    if len(data) > limit:   # grew while we looked
+        raise SceneError(f"{source}: more than the {limit:,} bytes a scene file may have")
+    return data
+
+
+def _read_toml(path: Path, source: str) -> dict:
+    data = read_bytes(path, source)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SceneError(f"{source}: not UTF-8 text (bad byte at offset {exc.start})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SceneError(f"{source}: {_describe_toml_error(str(exc))}") from None
+    except RecursionError:
+        raise SceneError(f"{source}: arrays or tables nest too deeply to read") from None
+    except ValueError:   # (tomllib: an integer of more than sys.get_int_max_str_digits())
+        raise SceneError(f"{source}: an integer has more digits than can be read "
+                         f"({sys.get_int_max_str_digits()} at most)") from None
 
 
 def _describe_toml_error(message: str) -> str:
@@ -518,14 +553,26 @@ def _explain(error: dict) -> tuple[str, Any]:
     return re.sub(r"^Input should be", "must be", error["msg"]), value
 
 
-def _show(value: Any) -> str:
-    """A value written the way it would appear in TOML."""
+def _show(value: Any, room: int = SHOW_CHARS) -> str:
+    """A value written the way it would appear in TOML, at most about `room` characters
+    (a 300,000-item vector is shown by its first items and its length)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # no str()
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        text = json.dumps(value[:room], ensure_ascii=False)
+        return text if len(value) <= room else f"{text[:-1]}...\" ({len(value)} characters)"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(map(_show, value)) + "]"
+        items, used = [], 0
+        for item in value:
+            shown = _show(item, max(room - used, 8))
+            used += len(shown) + 2
+            if used > room:
+                return "[" + ", ".join(items) + f", ...] ({len(value)} items)"
+            items.append(shown)
+        return "[" + ", ".join(items) + "]"
     if isinstance(value, dict):
         return "a table"
-    return str(value)
+    text = str(value)
+    return text if len(text) <= room else text[:room] + "..."

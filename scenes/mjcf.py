@@ -87,7 +87,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .loader import SceneError
+from .loader import SceneError, read_bytes
 
 # share of a body's mass each intermediate body of a multi-joint body takes
 INTERMEDIATE_MASS = 0.05
@@ -136,13 +136,12 @@ def _compile(source: str):
     except ImportError:
         raise SceneError("MJCF files need MuJoCo's compiler: pip install 'sharnir[mjcf]'") \
             from None
-    if not Path(source).is_file():
-        raise SceneError(f"{source}: no such file")
+    read_bytes(Path(source), source)   # a regular file of bounded size, or SceneError
     try:
         return mujoco.MjModel.from_xml_path(source)
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise SceneError(f"{source}: MuJoCo cannot compile it: {message}") from None
+        raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:300]}") from None
 
 
 def _name(m, kind, i: int, fallback: str) -> str:

@@ -146,6 +146,7 @@ if __doc__:  # (None under python -OO)
     __doc__ += "\n" + "\n".join("    " + line for line in reference().splitlines()) + "\n"
 
 SCHEMA_VERSION = 0
+MAX_DURATION = 1e6   # s (11.6 days): a run's steps must stay countable
 WORLD_BODY = "world"
 # Below this norm a quaternion or axis has no usable direction.
 MIN_NORM = 1e-9
@@ -524,7 +525,7 @@ class IncludeSpec(_Spec):
 class SceneSpec(_Spec):
     version: Annotated[int, Strict()] = SCHEMA_VERSION
     description: StrictStr = ""
-    duration: Positive = 5.0
+    duration: Annotated[Real, Field(gt=0, le=MAX_DURATION)] = 5.0
     behaviour: BehaviourSpec | None = None
     world: WorldSpec = Field(default_factory=WorldSpec)
     solver: SolverSpec = Field(default_factory=SolverSpec)

@@ -66,7 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .loader import SceneError
+from .loader import SceneError, read_bytes
 
 WORLD = "world"
 SUPPLY_V = 24.0          # V, every motor's supply
@@ -157,14 +157,7 @@ _XML_DECL = re.compile(rb"<\?xml\s[^>]*\?>")
 def _parse_xml(path: Path, source: str):
     from lxml import etree
 
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SceneError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise SceneError(f"{source}: is a directory, not a URDF file") from None
-    except OSError as exc:
-        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    data = read_bytes(path, source)   # a regular file of bounded size, or SceneError
     match = _DECLARATION.search(data)
     if match:
         line = data.count(b"\n", 0, match.start()) + 1
@@ -341,7 +334,10 @@ class _Reader:
             return {"type": "hull", "file": str(file), "scale": float(scale[0])}
         import trimesh
 
+        from sharnir.physics.shape import readable_mesh_file
+
         try:
+            readable_mesh_file(file)
             mesh = trimesh.load(str(file), force="mesh", process=False)
             vertices = np.asarray(mesh.vertices, dtype=float)
         except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds
@@ -721,7 +717,10 @@ def _lowest_z(shape, c, A):
     else:
         import trimesh
 
+        from sharnir.physics.shape import readable_mesh_file
+
         try:
+            readable_mesh_file(shape["file"])
             mesh = trimesh.load(shape["file"], force="mesh", process=False)
             vertices = np.asarray(mesh.vertices, dtype=float) * shape["scale"]
         except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
