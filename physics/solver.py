@@ -1030,13 +1030,21 @@ def report_reactions(model, state, work, settings):
 
 
 @njit(**_JIT)
-def first_nonfinite_body(state):
+def first_nonfinite_body(body_kind, state):
+    """The first body whose pose or velocity is not finite, a moving one first: a NaN spreads
+    through the joints within the step into the fixed world and static bodies, which cannot
+    have started it; -1 if none."""
+    found = -1
     for i in range(state.body_pos.shape[0]):
         for q in range(3):
             if not (math.isfinite(state.body_pos[i, q]) and math.isfinite(state.body_vel[i, q])
                     and math.isfinite(state.body_angvel[i, q])):
-                return i
-    return -1
+                if body_kind[i] == DYNAMIC:
+                    return i
+                if found < 0:
+                    found = i
+                break
+    return found
 
 
 @njit(**_JIT)
@@ -1078,7 +1086,7 @@ def step(model, state, work, contacts, settings):
         contact_wrenches(model, state, contacts, settings.dt)
     state.time[0] += settings.dt
     state.step_count[0] += 1
-    bad = first_nonfinite_body(state)
+    bad = first_nonfinite_body(model.body_kind, state)
     state.solver_stats[3] = bad + 1
     return OK if bad < 0 else NONFINITE
 

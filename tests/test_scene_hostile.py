@@ -84,3 +84,16 @@ def test_a_fifo_mesh_is_refused(tmp_path):
     path.write_text('bodies = [{ name = "rock", mass = 1.0, shape = { type = "hull", '
                     'file = "rock.stl" } }]\n')
     one_line_error(path)
+
+
+def test_a_blow_up_names_the_moving_body_not_the_world(tmp_path):
+    from sharnir.physics import SimulationError
+
+    path = tmp_path / "far.toml"
+    path.write_text('bodies = [{ name = "bob", shape = { type = "sphere", radius = 0.1 }, '
+                    'mass = 1.0 }]\njoints = [{ name = "j", type = "revolute", body_a = "world", '
+                    'body_b = "bob", anchor = [1e300, 0.0, 0.0] }]\n')
+    world = load_scene(path)
+    with pytest.raises(SimulationError) as info:
+        world.run(10)
+    assert "'bob'" in str(info.value) and "'world'" not in str(info.value)
