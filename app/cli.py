@@ -22,6 +22,7 @@ import json
 import math
 import os
 import secrets
+import stat
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -400,9 +401,29 @@ class _Progress:
 def _atomic_output(path, text):
     """A file object for a temporary file next to ``path`` that replaces ``path`` only when
     the block completes; on any failure the temporary file is removed."""
+    if str(path) == "-":   # stdout: streamed
+        out = sys.stdout if text else sys.stdout.buffer
+        yield out
+        out.flush()
+        return
     target = Path(path)
     if target.is_dir():
         raise CliError(f"cannot write {path}: it is a folder")
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # a device or pipe (/dev/null, /dev/stdout, a FIFO): written to as it is, never
+        # replaced by a regular file of the same name
+        try:
+            handle = open(target, "w", newline="", encoding="utf-8") if text else \
+                open(target, "wb")
+        except OSError as exc:
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+        with handle:
+            yield handle
+        return
     # A dot file with a random part: invisible in listings and unique to this run.
     temp = target.parent / f".{target.name}.{secrets.token_hex(4)}.part"
     try:

@@ -385,3 +385,16 @@ def test_an_unknown_scene_name_is_one_error_that_lists_the_shipped_ones(tmp_path
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "door" in result.stderr
     assert "no such file, nor a shipped scene" in result.stderr
+
+
+def test_outputs_stream_to_devices_and_stdout_and_never_replace_them(tmp_path):
+    import stat
+
+    done = sharnir("run", DOOR, "--duration", "0.05", "--csv", "/dev/null", "--npz",
+                   "/dev/null", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)          # still the device
+    done = sharnir("run", DOOR, "--duration", "0.05", "--csv", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("t,hinge.angle,")
+    assert len([ln for ln in done.stdout.splitlines() if ln[:1].isdigit()]) == 5
