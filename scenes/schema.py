@@ -128,6 +128,7 @@ import sys
 from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     AllowInfNan,
     BaseModel,
     ConfigDict,
@@ -193,6 +194,11 @@ def _unit(vector: tuple[float, ...]) -> tuple[float, ...]:
     if abs(norm - 1.0) <= 4.0 * sys.float_info.epsilon:
         return tuple(vector)   # unit already: dividing again would change its last bits
     return tuple(c / norm for c in vector)
+
+
+# a quaternion or axis given unit length (normalised; zero is an error)
+UnitQuat = Annotated[Quat, AfterValidator(_unit)]
+UnitVec3 = Annotated[Vec3, AfterValidator(_unit)]
 
 
 class _Spec(BaseModel):
@@ -273,23 +279,13 @@ class PartSpec(_Spec):
     """One part of a compound: its shape and pose in the compound's reference frame."""
     shape: PartShapeSpec
     pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = (1.0, 0.0, 0.0, 0.0)
-
-    @field_validator("quat")
-    @classmethod
-    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
-        return _unit(quat)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
 
 
 class FrameSpec(_Spec):
     """A pose in a compound's reference frame."""
     pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = (1.0, 0.0, 0.0, 0.0)
-
-    @field_validator("quat")
-    @classmethod
-    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
-        return _unit(quat)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
 
 
 class CompoundSpec(_Spec):
@@ -341,7 +337,7 @@ class BodySpec(_Spec):
     density: Positive | None = None
     inertia: PositiveVec3 | None = None
     pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
     vel: Vec3 = (0.0, 0.0, 0.0)
     angvel: Vec3 = (0.0, 0.0, 0.0)
     kind: Literal["dynamic", "static", "kinematic"] = "dynamic"
@@ -361,10 +357,6 @@ class BodySpec(_Spec):
             raise problem(((), f'"{WORLD_BODY}" is reserved for the fixed world body'))
         return name
 
-    @field_validator("quat")
-    @classmethod
-    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
-        return _unit(quat)
 
     @model_validator(mode="after")
     def _mass_is_defined(self) -> "BodySpec":
@@ -438,15 +430,11 @@ class JointSpec(_Spec):
     body_a: Name
     body_b: Name
     anchor: Vec3 = (0.0, 0.0, 0.0)
-    axis: Vec3 = (0.0, 0.0, 1.0)
+    axis: UnitVec3 = (0.0, 0.0, 1.0)
     friction: _ranged("friction") = SETTINGS["friction"].default
     limits: tuple[Real, Real] | None = None
     motor: MotorSpec | None = None
 
-    @field_validator("axis")
-    @classmethod
-    def _normalise_axis(cls, axis: tuple[float, ...]) -> tuple[float, ...]:
-        return _unit(axis)
 
     @model_validator(mode="after")
     def _consistent(self) -> "JointSpec":
@@ -513,13 +501,8 @@ class IncludeSpec(_Spec):
     file: Name
     prefix: StrictStr = ""
     pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
     urdf: UrdfOptionsSpec | None = None
-
-    @field_validator("quat")
-    @classmethod
-    def _normalise_quat(cls, quat: tuple[float, ...]) -> tuple[float, ...]:
-        return _unit(quat)
 
 
 class SceneSpec(_Spec):
