@@ -478,8 +478,8 @@ def readable_mesh_file(path):
         raise ValueError(f"hull file {path}: {info.st_size:,} bytes, more than the "
                          f"{MAX_MESH_BYTES:,} a mesh file may have")
     if str(path).lower().endswith(COMPRESSED):
-        raise ValueError(f"hull file {path}: compressed mesh files are not read (their size "
-                         "is unknown until decompressed); decompress it first")
+        raise ValueError(f"hull file {path}: compressed mesh files are not read; "
+                         "decompress it first")
 
 
 def _exists(path):
