@@ -58,18 +58,20 @@ def _positive(name, *values):
             raise ValueError(f"{name} must be positive and finite (got {v})")
 
 
-def _mass_properties_finite(shape, name):
-    """A size so large or small that its volume or inertia is not a positive finite number
-    (a radius of 1e300, or 5e-324) is refused here, not found as an OverflowError later."""
+def mass_properties(shape):
+    """(volume, unit_inertia (3,)) of a shape, ValueError if they are not positive finite
+    numbers (a radius of 1e300 overflows, one of 5e-324 vanishes): checked where a body needs
+    its mass properties, not for a static body's shape, which may be as large as it likes."""
     try:
-        volume, inertia = shape.volume(), shape.unit_inertia()
+        volume, inertia = float(shape.volume()), np.asarray(shape.unit_inertia(), dtype=float)
     except (OverflowError, ZeroDivisionError):
         volume, inertia = math.nan, np.full(3, math.nan)
     if not (math.isfinite(volume) and volume > 0.0 and np.all(np.isfinite(inertia))
             and np.all(inertia > 0.0)):
         sizes = ", ".join(f"{x:g}" for x in shape.size if x)
-        raise ValueError(f"{name} {sizes}: its volume or inertia is not a positive finite "
-                         "number (too large or too small)")
+        raise ValueError(f"{type(shape).__name__.lower()} of size {sizes}: its volume or "
+                         "inertia is not a positive finite number (too large or too small)")
+    return volume, inertia
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,6 @@ class Box:
 
     def __post_init__(self):
         _positive("box half_extents", *self.half_extents)
-        _mass_properties_finite(self, "box half_extents")
 
     @property
     def size(self):
@@ -111,7 +112,6 @@ class Sphere:
 
     def __post_init__(self):
         _positive("sphere radius", self.radius)
-        _mass_properties_finite(self, "sphere radius")
 
     @property
     def size(self):
@@ -141,7 +141,6 @@ class Ellipsoid:
 
     def __post_init__(self):
         _positive("ellipsoid semi_axes", *self.semi_axes)
-        _mass_properties_finite(self, "ellipsoid semi_axes")
 
     @property
     def size(self):
@@ -174,7 +173,6 @@ class Cylinder:
 
     def __post_init__(self):
         _positive("cylinder radius and half_length", self.radius, self.half_length)
-        _mass_properties_finite(self, "cylinder radius and half_length")
 
     @property
     def size(self):
@@ -209,7 +207,6 @@ class Capsule:
 
     def __post_init__(self):
         _positive("capsule radius and half_length", self.radius, self.half_length)
-        _mass_properties_finite(self, "capsule radius and half_length")
 
     @property
     def size(self):

@@ -51,7 +51,15 @@ from .motor import (
 )
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
 from .settings import SETTINGS, WORLD_SETTINGS
-from .shape import HULL, PLANE, Compound, Hull, body_frame, matrix_quat  # noqa: E402
+from .shape import (  # noqa: E402
+    HULL,
+    PLANE,
+    Compound,
+    Hull,
+    body_frame,
+    mass_properties,
+    matrix_quat,
+)
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
 from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
@@ -390,7 +398,7 @@ class World:
                 rho = 1000.0 if density is None else float(density)
                 if not (math.isfinite(rho) and rho > 0):
                     raise ValueError(f"body {name!r}: density must be positive (got {density})")
-                m = rho * shape.volume()
+                m = rho * _mass_properties(name, shape)[0]
             elif k == DYNAMIC:
                 raise ValueError(f"body {name!r}: a dynamic body without a shape needs a mass")
             if inertia is not None:
@@ -398,7 +406,7 @@ class World:
                 if not np.all(I > 0):
                     raise ValueError(f"body {name!r}: inertia must be positive (got {I.tolist()})")
             elif shape is not None:
-                I = m * shape.unit_inertia()
+                I = m * _mass_properties(name, shape)[1]
             elif k == DYNAMIC:
                 raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
         self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
@@ -1257,3 +1265,11 @@ def _empty_records(state):
     nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
     return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
             np.zeros((0, nb, 4)), np.zeros((0, 0, REACTION)), np.zeros(0, np.int64))
+
+
+def _mass_properties(name, shape):
+    """The shape's (volume, unit inertia), or ValueError naming the body."""
+    try:
+        return mass_properties(shape)
+    except ValueError as exc:
+        raise ValueError(f"body {name!r}: {exc}") from None

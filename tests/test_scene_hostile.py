@@ -27,9 +27,9 @@ def one_line_error(path, sets=(), build=True):
 @pytest.mark.parametrize("text,fragment", [
     ("x = " + "[" * 1000 + "]" * 1000, "nest too deeply"),
     ("duration = " + "9" * 5000, "more digits than can be read"),
-    (SPHERE.format(r="1e300"), "sphere radius 1e+300"),
+    (SPHERE.format(r="1e300"), "sphere of size 1e+300"),
     ('bodies = [{ name = "b", shape = { type = "capsule", radius = 5e-324, half_length = 0.1 }, '
-     "density = 1.0 }]", "capsule radius"),
+     "density = 1.0 }]", "capsule of size"),
     ("duration = 1e308", "must be at most"),
     ('bodies = [{ name = "b", shape = { type = "sphere", radius = 0.1 }, mass = 1.0, pos = ['
      + ", ".join(["1.0"] * 300_000) + "] }]", "(300000 items)"),
