@@ -34,6 +34,8 @@ bounds at a pose). A new kind adds a class here, its kernels in support.py and i
 scenes/schema.py.
 """
 import math
+import os
+import stat
 from dataclasses import dataclass
 
 import numpy as np
@@ -461,9 +463,6 @@ COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".lzma", ".zst")
 def readable_mesh_file(path):
     """ValueError unless `path` is a regular mesh file of bounded size, not compressed: a FIFO
     or device may never end, and a 785-byte .stl.bz2 decompressed to 1 GiB."""
-    import os
-    import stat
-
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -480,7 +479,6 @@ def readable_mesh_file(path):
 
 
 def _exists(path):
-    import os
     return os.path.exists(str(path))
 
 
