@@ -349,6 +349,7 @@ class PhysicsThread(threading.Thread):
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),
+            body_visuals=tuple(world.body_visuals),
             body_jointed=tuple(world.body_jointed), joint_limits=tuple(world.joint_limits),
             joint_names=tuple(world.joint_names), joint_types=tuple(world.joint_types),
             joint_coord_names=tuple(world.joint_coord_name(j)

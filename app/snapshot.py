@@ -126,6 +126,7 @@ class Snapshot:
                                             # (World.sensor_bodies)
     joint_reaction: np.ndarray | None = None  # (njoint, 6) World.joint_reaction, last step
     body_contact: np.ndarray | None = None    # (nbody, 6) World.body_contact, last step
+    body_visuals: tuple = ()        # (nbody,) World.body_visuals: shapes drawn, not simulated
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))
@@ -140,8 +141,8 @@ class Snapshot:
             _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
         _set(self, "drag_body", int(self.drag_body))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
-        for name in ("body_names", "body_shapes", "body_jointed", "joint_bodies", "joint_names",
-                     "joint_types", "sensor_bodies",
+        for name in ("body_names", "body_shapes", "body_visuals", "body_jointed", "joint_bodies",
+                     "joint_names", "joint_types", "sensor_bodies",
                      "joint_coord_names", "history"):
             _set(self, name, tuple(getattr(self, name)))
 

@@ -217,7 +217,8 @@ class App:
             shadows=self.show_shadows,
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
-            force_scale=self._force_scale if self.show_contacts else 0.0)
+            force_scale=self._force_scale if self.show_contacts else 0.0,
+            body_visuals=snap.body_visuals)
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:

@@ -445,7 +445,11 @@ class Hull:
         return ray.hull_hits(o, d, self.face_normals, self.face_offsets)
 
     def draw_parts(self):
-        return [(self, _ZERO, (1.0, 1.0, 1.0))]   # its own mesh (render/meshes.py: hull_mesh)
+        return [(self, _ZERO, (1.0, 1.0, 1.0))]   # its own mesh (render/instances.py: hull_mesh)
+
+    def surface(self):
+        """(vertices (n, 3), faces (m, 3)): the triangles drawn, in its frame (the hull's)."""
+        return self.vertices, self.faces
 
     def world_box(self, pos, rot):
         world = self.vertices @ rot.T + pos
@@ -456,25 +460,103 @@ class Hull:
         return f"Hull({len(self.vertices)} vertices, {len(self.faces)} faces{where})"
 
 
+class Mesh(Hull):
+    """A triangle mesh (STL, OBJ, DAE, GLB ... read by trimesh), written in its own (file)
+    frame. It collides as its convex hull, as MuJoCo's mesh geoms do: for the engine it IS a
+    Hull (kind HULL, `vertices` / `faces` / `face_normals` are the hull's), so every kernel
+    serves it unchanged. What differs:
+
+    surface()       its own triangles (mesh_vertices (n, 3), mesh_faces (m, 3)), drawn
+                    instead of the hull
+    closed          True when the triangles enclose a volume (watertight, consistently
+                    wound): the mass properties are then the solid's (trimesh's
+                    mass_properties, density 1); otherwise they are the hull's, and the loader
+                    warns where a body's mass comes from them
+    """
+
+    def __init__(self, vertices, faces, *, source=None):
+        import trimesh
+
+        pts = np.asarray(vertices, dtype=float)
+        super().__init__(np.unique(pts, axis=0) if pts.ndim == 2 else pts, source=source)
+        tris = np.asarray(faces, dtype=np.int64)
+        if tris.ndim != 2 or tris.shape[1] != 3 or len(tris) == 0:
+            raise ValueError(f"mesh faces must be rows of 3 vertex indices (got shape "
+                             f"{tris.shape})")
+        if tris.min() < 0 or tris.max() >= len(pts):
+            raise ValueError(f"a mesh face names a vertex that is not there (indices "
+                             f"{tris.min()}..{tris.max()}, {len(pts)} vertices)")
+        mesh = trimesh.Trimesh(pts, tris, process=True)   # merges coincident vertices
+        if mesh.is_watertight and mesh.is_winding_consistent and mesh.volume < 0.0:
+            mesh.invert()                                   # wound inside out
+        self.mesh_vertices = np.asarray(mesh.vertices, dtype=float).copy()
+        self.mesh_faces = np.asarray(mesh.faces, dtype=np.int64).copy()
+        self.closed = bool(mesh.is_volume)
+        if self.closed:
+            props = mesh.mass_properties
+            extent = float(np.max(pts.max(axis=0) - pts.min(axis=0)))
+            self._volume = float(props.volume)
+            com = np.asarray(props.center_mass, dtype=float).copy()
+            com[np.abs(com) <= 1e-12 * extent] = 0.0
+            self.unit_inertia_tensor = np.asarray(props.inertia, dtype=float) / props.mass
+            self.frame_rot, self._moments = principal_axes(self.unit_inertia_tensor)
+            self.frame_pos = com
+
+    @classmethod
+    def from_file(cls, path, scale=1.0):
+        """The mesh of a file trimesh can read, each vertex multiplied by `scale` (a number or
+        one per axis); ValueError naming the file if it cannot be read, holds no triangles or
+        is flat."""
+        import trimesh
+
+        s = np.asarray(scale, dtype=float).reshape(-1)
+        if s.shape not in ((1,), (3,)) or not (np.all(np.isfinite(s)) and np.all(s > 0.0)):
+            raise ValueError(f"mesh file {path}: scale must be one or three positive finite "
+                             f"numbers (got {scale})")
+        readable_mesh_file(path, what="mesh")
+        try:
+            mesh = trimesh.load(str(path), force="mesh", process=False)
+        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
+            reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
+            raise ValueError(f"mesh file {path}: cannot read a mesh ({reason})") from None
+        verts = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
+        faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
+        if len(verts) == 0 or len(faces) == 0:
+            raise ValueError(f"mesh file {path}: cannot read a mesh (no triangles in it)")
+        try:
+            return cls(verts * s, faces, source=path)
+        except ValueError as exc:
+            raise ValueError(f"mesh file {path}: {exc}") from None
+
+    def surface(self):
+        return self.mesh_vertices, self.mesh_faces
+
+    def __repr__(self):
+        where = f" from {self.source!r}" if self.source else ""
+        return (f"Mesh({len(self.mesh_vertices)} vertices, {len(self.mesh_faces)} faces, "
+                f"hull of {len(self.vertices)}{where})")
+
+
 MAX_MESH_BYTES = 256 << 20   # a mesh file larger than this is refused before it is read
 COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".lzma", ".zst")
 
 
-def readable_mesh_file(path):
+def readable_mesh_file(path, what="hull"):
     """ValueError unless `path` is a regular mesh file of bounded size, not compressed: a FIFO
-    or device may never end, and a 785-byte .stl.bz2 decompressed to 1 GiB."""
+    or device may never end, and a 785-byte .stl.bz2 decompressed to 1 GiB. `what` names the
+    shape in the message ("hull file ...", "mesh file ...")."""
     try:
         info = os.stat(path)
     except OSError as exc:
         reason = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror
-        raise ValueError(f"hull file {path}: cannot read a mesh ({reason})") from None
+        raise ValueError(f"{what} file {path}: cannot read a mesh ({reason})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"hull file {path}: not a regular file (a folder, pipe or device)")
+        raise ValueError(f"{what} file {path}: not a regular file (a folder, pipe or device)")
     if info.st_size > MAX_MESH_BYTES:
-        raise ValueError(f"hull file {path}: {info.st_size:,} bytes, more than the "
+        raise ValueError(f"{what} file {path}: {info.st_size:,} bytes, more than the "
                          f"{MAX_MESH_BYTES:,} a mesh file may have")
     if str(path).lower().endswith(COMPRESSED):
-        raise ValueError(f"hull file {path}: compressed mesh files are not read; "
+        raise ValueError(f"{what} file {path}: compressed mesh files are not read; "
                          "decompress it first")
 
 
@@ -626,4 +708,5 @@ def geoms(shape):
 
 
 SHAPES = {"box": Box, "sphere": Sphere, "capsule": Capsule, "cylinder": Cylinder,
-          "ellipsoid": Ellipsoid, "plane": Plane, "hull": Hull, "compound": Compound}
+          "ellipsoid": Ellipsoid, "plane": Plane, "hull": Hull, "mesh": Mesh,
+          "compound": Compound}

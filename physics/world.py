@@ -195,6 +195,7 @@ class _Body:
     group: int = 1
     mask: int = ALL_GROUPS
     frame: tuple | None = None   # (c, Rp) of a Hull / Compound: the body frame in its reference
+    visuals: tuple = ()          # drawn only: (shape, pos, rot, rgba or None), body frame
 
 
 @dataclass
@@ -342,7 +343,7 @@ class World:
     def add_body(self, name, shape=None, *, mass=None, density=None, inertia=None,
                  pos=(0.0, 0.0, 0.0), quat=(1.0, 0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0),
                  angvel=(0.0, 0.0, 0.0), kind="dynamic", material=None, group=1,
-                 mask=ALL_GROUPS):
+                 mask=ALL_GROUPS, visuals=()):
         """Add a rigid body; returns its index. Mass properties come from `inertia` (principal
         moments about the centre of mass, body frame) if given, else from the shape with
         `mass` or `density` (default 1000 kg/m^3).  A shaped body collides with the others
@@ -352,7 +353,11 @@ class World:
         A Hull or Compound shape is written in its own reference frame: `pos` and `quat` place
         that frame, and the body (centre of mass, principal axes; see the module) starts at
         pos + R(quat) c turned by quat * Rp; `inertia` is then about those principal axes and
-        `vel` is the velocity of the centre of mass."""
+        `vel` is the velocity of the centre of mass.
+
+        `visuals` [(shape, pos, quat, rgba or None), ...] are shapes only drawn (no collision,
+        no mass), posed in the frame `pos` / `quat` place; the world keeps them in the body
+        frame for the renderer (`body_visuals`)."""
         if not isinstance(name, str) or not name:
             raise ValueError("a body needs a non-empty name")
         if name in self.body_names:
@@ -409,8 +414,14 @@ class World:
                 I = m * _mass_properties(name, shape)[1]
             elif k == DYNAMIC:
                 raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
+        c, Rp = frame if frame is not None else (np.zeros(3), np.eye(3))
+        drawn = tuple((v[0], Rp.T @ (_vec("visual pos", v[1]) - c),
+                       Rp.T @ quat_to_matrix(_vec("visual quat", v[2], 4)
+                                             / max(np.linalg.norm(v[2]), 1e-300)),
+                       None if v[3] is None else tuple(float(x) for x in v[3]))
+                      for v in visuals)
         self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
-                                  int(group), int(mask), frame))
+                                  int(group), int(mask), frame, drawn))
         self._invalidate()
         return len(self._bodies) - 1
 
@@ -1128,6 +1139,12 @@ class World:
     @property
     def body_shapes(self):
         return [b.shape for b in self._bodies]
+
+    @property
+    def body_visuals(self):
+        """Per body, its drawn-only shapes: ((shape, pos (3,), rot (3, 3), rgba or None), ...)
+        in the body frame (centre of mass, principal axes)."""
+        return [b.visuals for b in self._bodies]
 
     def body_reference_pose(self, body):
         """(pos (3,), quat (4,)) now of the frame the body's shape is written in: for a Hull or

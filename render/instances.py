@@ -10,6 +10,7 @@ has its own mesh: its instances are keyed by the Hull object itself (the rendere
 vertex buffer per Hull, `hull_mesh`), with an unscaled model matrix (vertices in its frame).
 """
 import colorsys
+import math
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from sharnir.physics.shape import (
     PLANE,
     Compound,
     Hull,
+    Mesh,
 )
 from sharnir.physics.shape import geoms as shape_geoms
 
@@ -66,20 +68,47 @@ def pieces(shape, pos, rot):
     return [(leaf, pos + rot @ p, rot @ R) for leaf, p, R in shape_geoms(shape)]
 
 
+SMOOTH_ANGLE = math.radians(30.0)   # a mesh's edges sharper than this are drawn as creases
+
+
 def hull_mesh(hull):
-    """A hull's flat-shaded triangle list, rows (x, y, z, nx, ny, nz) float32 in its frame:
-    three rows per face, each with the face's outward normal."""
-    tris = hull.vertices[hull.faces]                       # (m, 3, 3)
-    normals = np.repeat(hull.face_normals[:, None, :], 3, axis=1)
+    """A hull's or mesh's triangle list, rows (x, y, z, nx, ny, nz) float32 in its frame: a
+    hull flat-shaded (each face's outward normal); a Mesh's own triangles (`surface()`, not
+    its hull) with each corner's normal averaged over the faces meeting there within
+    SMOOTH_ANGLE of its face (so curved parts look round and edges stay sharp)."""
+    vertices, faces = hull.surface()
+    tris = vertices[faces]                                 # (m, 3, 3)
+    cross = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    length = np.linalg.norm(cross, axis=1, keepdims=True)
+    face_n = np.divide(cross, length, out=np.zeros_like(cross), where=length > 0)
+    if not isinstance(hull, Mesh):
+        normals = np.repeat(face_n[:, None, :], 3, axis=1)
+    else:
+        normals = _corner_normals(faces, face_n, cross, len(vertices))
     return np.concatenate([tris, normals], axis=2).reshape(-1, 6).astype("f4")
 
 
-def body_instances(body_pos, body_quat, body_shapes):
+def _corner_normals(faces, face_n, cross, nvert):
+    """(m, 3, 3) normals at each face corner: the area-weighted mean of the normals of the
+    faces sharing that vertex whose normal is within SMOOTH_ANGLE of this face's."""
+    vertex_n = np.zeros((nvert, 3))
+    for c in range(3):
+        np.add.at(vertex_n, faces[:, c], cross)            # area-weighted vertex normals
+    length = np.linalg.norm(vertex_n, axis=1, keepdims=True)
+    vertex_n = np.divide(vertex_n, length, out=np.zeros_like(vertex_n), where=length > 0)
+    corner = vertex_n[faces]                               # (m, 3, 3)
+    # a corner whose smooth normal strays too far from its face keeps the face's (a crease)
+    sharp = np.einsum("mcj,mj->mc", corner, face_n) < math.cos(SMOOTH_ANGLE)
+    corner[sharp] = np.repeat(face_n[:, None, :], 3, axis=1)[sharp]
+    return corner
+
+
+def body_instances(body_pos, body_quat, body_shapes, body_visuals=None):
     """Per mesh name, an array (k, 19) of rows: 16 model-matrix floats then r, g, b.  Planes
     come apart, under "plane" (drawn with the box mesh, before the shadows); each Hull drawn
     has its rows under the Hull object as key.  (DrawTable, built once for a world's shapes,
     does the same per frame without the set-up.)"""
-    return DrawTable(body_shapes).instances(body_pos, body_quat)
+    return DrawTable(body_shapes, body_visuals).instances(body_pos, body_quat)
 
 
 class DrawTable:
@@ -87,18 +116,30 @@ class DrawTable:
     capsule's cylinder and end spheres, a compound's parts, a hull, a plane's slab) with its
     mesh, body, pose in the body frame, scale and colour. `instances` then turns body poses
     into instance rows in one vectorised pass, whatever the number of bodies.
+
+    body_visuals (per body, ((shape, pos, rot, rgba or None), ...) in the body frame, as
+    World.body_visuals gives them): a body that has visuals is drawn by them instead of its
+    collision shape (each visual hull or mesh in its own frame at its pose).
     """
 
-    def __init__(self, body_shapes):
+    def __init__(self, body_shapes, body_visuals=None):
         keys, body, pos, rot, scale, colour = [], [], [], [], [], []
         thinnest = []
+        visuals = list(body_visuals) if body_visuals is not None else []
+        visuals += [()] * (len(body_shapes) - len(visuals))
         for i, body_shape in enumerate(body_shapes):
-            if body_shape is None:
-                continue
-            if max(body_shape.size) > 0:  # (planes have no size)
+            if body_shape is not None and max(body_shape.size) > 0:  # (planes have no size)
                 thinnest.append(min(x for x in body_shape.size if x > 0))
-            for leaf, p, R in pieces(body_shape, np.zeros(3), np.eye(3)):
-                for key, offset, size, rgb in _leaf_parts(leaf, body_colour(i), i):
+            if visuals[i]:
+                drawn = [(leaf, p, R, body_colour(i) if rgba is None else tuple(rgba[:3]))
+                         for leaf, p, R, rgba in visuals[i]]
+            elif body_shape is not None:
+                drawn = [(leaf, p, R, body_colour(i))
+                         for leaf, p, R in pieces(body_shape, np.zeros(3), np.eye(3))]
+            else:
+                continue
+            for leaf, p, R, leaf_colour in drawn:
+                for key, offset, size, rgb in _leaf_parts(leaf, leaf_colour, i):
                     keys.append(key)
                     body.append(i)
                     pos.append(p + R @ offset)

@@ -116,7 +116,8 @@ class Renderer:
 
     def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
              joint_sliding=None, joint_axes=None, centres=None, shadows=True,
-             contact_points=None, contact_sliding=None, contact_forces=None, force_scale=0.0):
+             contact_points=None, contact_sliding=None, contact_forces=None, force_scale=0.0,
+             body_visuals=None):
         """Clear and draw one picture.
 
         joint_anchors (njoint, 3) are drawn as dots, orange where joint_sliding (njoint,) is
@@ -126,6 +127,8 @@ class Renderer:
         light (a projection of its mesh, blended over the grid).  contact_points (k, 3) are
         drawn as dots (green: friction holds, red: sliding per contact_sliding) and, when
         force_scale > 0, contact_forces (k, 3) as lines of force_scale metres per newton.
+        body_visuals (World.body_visuals): per body, shapes drawn instead of its collision
+        shape; with body_shapes, worked out once per world (DrawTable).
         """
         ctx = self.ctx
         ctx.clear(*BACKGROUND, 1.0, depth=1.0)
@@ -138,7 +141,7 @@ class Renderer:
         self.solid["u_light_dir"].value = tuple(LIGHT_DIR)
         self.solid["u_eye"].value = tuple(camera.eye)
         if self._table_shapes is not body_shapes:  # a new world: what it draws, once
-            self._table = DrawTable(body_shapes)
+            self._table = DrawTable(body_shapes, body_visuals)
             self._table_shapes = body_shapes
         instances = self._table.instances(body_pos, body_quat)
         self._sync_hull_meshes(instances)

@@ -45,7 +45,8 @@ def _render_world(ctx, world, width, height):
         target.use()
         ctx.viewport = (0, 0, width, height)
         renderer.draw(camera, width / height, world.body_pos, world.body_quat,
-                      world.body_shapes, anchors, world.joint_sliding)
+                      world.body_shapes, anchors, world.joint_sliding,
+                      body_visuals=world.body_visuals)
         return target.read_rgb()
     finally:
         target.release()

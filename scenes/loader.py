@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from .include import IncludeError
@@ -36,6 +37,7 @@ from .schema import (
     SceneSpec,
     ShapeSpec,
     SolverSpec,
+    VisualSpec,
     WorldSpec,
 )
 
@@ -96,6 +98,19 @@ class SceneError(Exception):
     """A scene that cannot be loaded; ``str()`` is the message to show the user."""
 
 
+class MeshWarning(UserWarning):
+    """A mesh whose mass properties are its convex hull's (its triangles enclose no volume)."""
+
+
+def _open_mesh(shape: Any) -> str:
+    """The source of the first mesh in `shape` that encloses no volume, or ""."""
+    leaves = [p[0] for p in getattr(shape, "parts", ())] or [shape]
+    for leaf in leaves:
+        if getattr(leaf, "closed", True) is False:
+            return Path(str(leaf.source)).name if leaf.source else "inline mesh"
+    return ""
+
+
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
@@ -154,12 +169,18 @@ def build_world(
             warm_start=solver.warm_start,
             manifold_reuse=solver.manifold_reuse,
         )
-    meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
+    meshes: dict = {}  # one Hull / Mesh per (file, scale): bodies share it, and its GL mesh
+    open_meshes = []   # bodies whose mass comes from a mesh that encloses no volume
     for i, body in enumerate(spec.bodies):
         with _blame(source, f'bodies[{i}] "{body.name}"'):
+            shape = _make_shape(physics, body.shape, meshes)
+            visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
+                        v.quat, v.rgba) for k, v in enumerate(body.visuals)]
+            if body.inertia is None and body.kind == "dynamic" and _open_mesh(shape):
+                open_meshes.append(f'"{body.name}" ({_open_mesh(shape)})')
             world.add_body(
                 body.name,
-                _make_shape(physics, body.shape, meshes),
+                shape,
                 mass=body.mass,
                 density=body.density,
                 inertia=body.inertia,
@@ -175,7 +196,14 @@ def build_world(
                                           friction_along=body.friction_along),
                 group=body.group,
                 mask=body.mask,
+                visuals=visuals,
             )
+    if open_meshes:
+        import warnings
+
+        warnings.warn(f"{source}: these bodies' meshes enclose no volume (not watertight or "
+                      "not consistently wound): their mass properties are their convex "
+                      f"hulls': {', '.join(open_meshes)}", MeshWarning, stacklevel=2)
     for i, joint in enumerate(spec.joints):
         with _blame(source, f'joints[{i}] "{joint.name}"'):
             world.add_joint(
@@ -236,14 +264,14 @@ def _read_raw(path: Path, urdf: dict | None = None) -> dict:
 
 
 def _resolve_files(raw: dict, base: Path) -> None:
-    """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
-    path relative to the scene file's folder ``base``, in place; anything malformed is left
-    for validation to report."""
+    """Make every hull or mesh ``file`` (of a body's shape, a compound's part or a visual) that
+    is a relative path relative to the scene file's folder ``base``, in place; anything
+    malformed is left for validation to report."""
     def visit(shape: Any) -> None:
         if not isinstance(shape, dict):
             return
         file = shape.get("file")
-        if shape.get("type") == "hull" and isinstance(file, str) and file:
+        if shape.get("type") in ("hull", "mesh") and isinstance(file, str) and file:
             shape["file"] = str(base / Path(file).expanduser())
         parts = shape.get("parts")
         if shape.get("type") == "compound" and isinstance(parts, list):
@@ -256,6 +284,10 @@ def _resolve_files(raw: dict, base: Path) -> None:
         for body in bodies:
             if isinstance(body, dict):
                 visit(body.get("shape"))
+                visuals = body.get("visuals")
+                for visual in visuals if isinstance(visuals, list) else ():
+                    if isinstance(visual, dict):
+                        visit(visual.get("shape"))
 
 
 def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
@@ -421,6 +453,21 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
         except ValueError as exc:
             which = "file" if shape.file is not None else "vertices"
             raise ValueError(f'field "{field}.{which}": {exc}') from None
+    if shape.type == "mesh":
+        from sharnir.physics.shape import Mesh
+
+        try:
+            if shape.file is not None:
+                scale = shape.scale
+                key = ("mesh", shape.file, scale)
+                if key not in meshes:
+                    meshes[key] = Mesh.from_file(shape.file, scale=scale)
+                return meshes[key]
+            s = np.asarray(shape.scale, dtype=float)
+            return Mesh(np.asarray(shape.vertices, dtype=float) * s, shape.faces)
+        except ValueError as exc:
+            which = "file" if shape.file is not None else "vertices"
+            raise ValueError(f'field "{field}.{which}": {exc}') from None
     if shape.type == "compound":
         from sharnir.physics.shape import Compound
 
@@ -518,6 +565,8 @@ def _unknown_key(loc: Loc) -> str:
                 model = SHAPES[parent[k + 1]]
             elif step == "parts" and isinstance(parent[k + 1], int):
                 model = PartSpec
+            elif step == "visuals" and isinstance(parent[k + 1], int):
+                model = VisualSpec
     allowed = list(model.model_fields)
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f'did you mean "{close[0]}"?' if close else f"allowed keys: {', '.join(allowed)}"
@@ -534,7 +583,7 @@ def _explain(error: dict) -> tuple[str, Any]:
     if kind in ("too_short", "too_long"):
         count = ctx.get("max_length", ctx.get("min_length"))
         return f"must have exactly {count} items", value
-    in_part = "parts" in error["loc"]
+    in_part = "parts" in error["loc"] or "visuals" in error["loc"]
     types = ", ".join(PART_SHAPES if in_part else SHAPES)
     if kind == "union_tag_invalid":
         if in_part and ctx["tag"] in SHAPES:

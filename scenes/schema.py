@@ -45,6 +45,7 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     # friction_axis = [1.0, 0.0, 0.0]  # optional anisotropic friction (paper 001): a body-frame
     # friction_along = 0.2           # direction and mu for sliding along it ("friction" is
                                      # the mu across it); give both or neither
+    # visuals = [{ shape = { type = "mesh", file = "arm.obj" }, rgba = [0.8, 0.8, 0.8, 1.0] }]
     group = 1                        # collision bits of the body, default 1
     mask = 4611686018427387903       # bits it collides with (2^62 - 1: all, the default);
                                      # a and b touch iff group_a & mask_b and group_b & mask_a,
@@ -81,6 +82,14 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
   one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
   STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
   multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
+* ``mesh``: a triangle mesh, from ``file = "part.stl"`` (STL, OBJ, DAE, GLB ... anything
+  trimesh reads; relative to the scene file) or inline ``vertices = [[x, y, z], ...]`` with
+  ``faces = [[i, j, k], ...]`` (vertex rows counted from 0, counter-clockwise seen from
+  outside), each vertex multiplied by ``scale`` (> 0, one number or ``[sx, sy, sz]``).  It
+  collides as its convex hull (as MuJoCo's mesh geoms do: a concave mesh is filled in for
+  contacts), weighs as the solid it encloses when its triangles close a volume (watertight,
+  consistently wound; otherwise as its hull, with a warning where the body's mass comes from
+  it) and is drawn with its own triangles.  Give ``file`` or ``vertices`` and ``faces``.
 * ``compound``: several shapes on one body,
   ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
   ``pos`` default zero, ``quat`` default identity, normalised); a part's shape is any type
@@ -109,6 +118,14 @@ the body's position and orientation, ``vel`` is the centre of mass's velocity an
     quat = [0.7071068, 0.0, 0.7071068, 0.0]
 
 (TOML inline tables must fit on one line; ``[[bodies.shape.parts]]`` tables do not.)
+
+Visual shapes: ``visuals = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z],
+rgba = [r, g, b, a] }, ...]`` on a body are drawn with it but take no part in collision or
+mass (URDF's ``<visual>``, MJCF's visual-only geoms).  A shape is any type a compound part
+may be; ``pos`` / ``quat`` place it in the frame the body's ``pos`` / ``quat`` place (the
+reference frame of a hull, mesh or compound; default zero and identity); ``rgba`` is its
+colour, each in 0..1 (alpha is not drawn; default: the body's colour).  A body with visuals is
+drawn by them, its collision shape is not drawn.
 
 Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
 kinematic bodies need neither (but may not have both).  ``inertia`` overrides
@@ -159,6 +176,8 @@ Positive = Annotated[Real, Field(gt=0)]
 NonNegative = Annotated[Real, Field(ge=0)]
 Vec3 = tuple[Real, Real, Real]
 PositiveVec3 = tuple[Positive, Positive, Positive]
+NonNegativeInt = Annotated[int, Strict(), Field(ge=0)]
+Fraction = Annotated[Real, Field(ge=0, le=1)]
 Quat = tuple[Real, Real, Real, Real]
 Name = Annotated[StrictStr, Field(min_length=1)]
 
@@ -260,6 +279,41 @@ class HullSpec(_Spec):
         return self
 
 
+class MeshSpec(_Spec):
+    """A triangle mesh: the mesh `file` (or inline `vertices` and `faces`), times `scale`;
+    collides as its convex hull, weighs as the solid it encloses, drawn with its triangles."""
+    type: Literal["mesh"]
+    file: Name | None = None
+    vertices: Annotated[list[Vec3], Field(min_length=4)] | None = None
+    faces: Annotated[list[tuple[NonNegativeInt, NonNegativeInt, NonNegativeInt]],
+                     Field(min_length=1)] | None = None
+    scale: Positive | PositiveVec3 = 1.0
+
+    @field_validator("file")
+    @classmethod
+    def _file_exists(cls, file: str | None) -> str | None:
+        # the loader has made a relative path relative to the scene file already
+        if file is not None and not os.path.isfile(file):
+            raise problem(((), f'no such file "{file}"'))
+        return file
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "MeshSpec":
+        inline = self.vertices is not None or self.faces is not None
+        if (self.file is not None) == inline:
+            which = "both" if self.file is not None else "neither"
+            raise problem((("file",), f'give "file" or "vertices" and "faces", not {which}'))
+        if inline and (self.vertices is None or self.faces is None):
+            missing = "faces" if self.faces is None else "vertices"
+            raise problem(((missing,), 'inline mesh needs both "vertices" and "faces"'))
+        if self.faces is not None and self.vertices is not None:
+            top = max(max(f) for f in self.faces)
+            if top >= len(self.vertices):
+                raise problem((("faces",), f"a face names vertex {top}, the mesh has "
+                                           f"{len(self.vertices)} (counted from 0)"))
+        return self
+
+
 # the shapes a compound part may be
 PART_SHAPES: dict[str, type[_Spec]] = {
     "box": BoxSpec,
@@ -268,9 +322,10 @@ PART_SHAPES: dict[str, type[_Spec]] = {
     "cylinder": CylinderSpec,
     "ellipsoid": EllipsoidSpec,
     "hull": HullSpec,
+    "mesh": MeshSpec,
 }
 PartShapeSpec = Annotated[
-    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | HullSpec,
+    BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | HullSpec | MeshSpec,
     Field(discriminator="type"),
 ]
 
@@ -305,13 +360,23 @@ SHAPES: dict[str, type[_Spec]] = {
     "ellipsoid": EllipsoidSpec,
     "plane": PlaneSpec,
     "hull": HullSpec,
+    "mesh": MeshSpec,
     "compound": CompoundSpec,
 }
 ShapeSpec = Annotated[
     BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec
-    | CompoundSpec,
+    | MeshSpec | CompoundSpec,
     Field(discriminator="type"),
 ]
+
+
+class VisualSpec(_Spec):
+    """A shape drawn on a body, in no collision and of no mass: its pose in the frame the
+    body's pos / quat place, and its colour (None: the body's)."""
+    shape: PartShapeSpec
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
+    rgba: tuple[Fraction, Fraction, Fraction, Fraction] | None = None
 
 
 class WorldSpec(_Spec):
@@ -349,6 +414,7 @@ class BodySpec(_Spec):
     friction_along: NonNegative | None = None
     group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
     mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
+    visuals: list[VisualSpec] = []
 
     @field_validator("name")
     @classmethod

@@ -3,8 +3,9 @@
 `scene_toml(spec)` writes a validated scene (`schema.SceneSpec`, from a TOML, MJCF or URDF
 file) as a Sharnir TOML scene that reads back to the same spec: the values that differ from
 the defaults, floats in their shortest exact form (``repr``), one inline table per body, joint
-and load, as the shipped scenes are written. Hull files are written relative to the output's
-folder when they lie under it, else as absolute paths.
+and load, as the shipped scenes are written. Hull and mesh files (of shapes, parts
+and visuals) are written relative to the output's folder when they lie under it, else as
+absolute paths.
 """
 import math
 import os
@@ -69,6 +70,8 @@ def scene_toml(spec: SceneSpec, *, header: str = "", base: Path | None = None) -
     raw = spec.model_dump(exclude_defaults=True)
     for body in raw.get("bodies", []):
         _relative_files(body.get("shape"), base)
+        for visual in body.get("visuals") or ():
+            _relative_files(visual.get("shape"), base)
     lines = [f"# {line}".rstrip() for line in header.strip().splitlines()] if header else []
     if lines:
         lines.append("")
@@ -84,7 +87,7 @@ def scene_toml(spec: SceneSpec, *, header: str = "", base: Path | None = None) -
 def _relative_files(shape: Any, base: Path | None) -> None:
     if not isinstance(shape, dict):
         return
-    if shape.get("type") == "hull" and shape.get("file") and base is not None:
+    if shape.get("type") in ("hull", "mesh") and shape.get("file") and base is not None:
         path = Path(shape["file"]).resolve()
         try:
             shape["file"] = path.relative_to(Path(base).resolve()).as_posix()
