@@ -15,11 +15,17 @@ What maps, and how:
   the world, mocap bodies included, become static: one static body per geom (planes are static
   ``plane`` bodies).
 * **Shapes.** sphere, capsule, cylinder, ellipsoid and box keep their sizes; a mesh becomes a
-  ``hull`` of the mesh's vertices (``m.mesh_vert``, in the geom frame). One geom centred on the
-  centre of mass with the inertia diagonal in its axes is a plain shape; anything else is a
-  ``compound`` written in the MuJoCo body frame (``d.xpos``, ``d.xquat``) with ``frame`` the
-  inertial frame in it, so ``World.body_reference_pose`` gives the MuJoCo body frame back.
-  Geoms with ``contype = conaffinity = 0`` (visual only) are left out of a body that has others.
+  ``mesh`` of the mesh's vertices and triangles (``m.mesh_vert``, ``m.mesh_face``, in the geom
+  frame): it collides as its convex hull, as in MuJoCo, and is drawn with its triangles. One
+  geom centred on the centre of mass with the inertia diagonal in its axes is a plain shape;
+  anything else is a ``compound`` written in the MuJoCo body frame (``d.xpos``, ``d.xquat``)
+  with ``frame`` the inertial frame in it, so ``World.body_reference_pose`` gives the MuJoCo
+  body frame back. Geoms with ``contype = conaffinity = 0`` (visual only) are left out of a
+  body's collision shape when it has others.
+* **Visuals.** A moving body with a visual-only geom, or whose visible geoms have a material or
+  a colour of their own, gets ``visuals``: the geoms MuJoCo draws by default (groups 0-2,
+  alpha > 0), each with its pose and rgba (the material's when it has one), so it looks as in
+  MuJoCo's viewer. Visual-only geoms of static bodies (the world's) are not drawn.
 * **Materials.** A body takes the largest ``friction`` of its geoms (sliding -> friction,
   torsional -> spinning when ``condim >= 4``, rolling -> rolling when ``condim = 6``;
   ``condim = 1`` is frictionless, friction 0). MuJoCo mixes two geoms by the larger value, as
@@ -98,6 +104,7 @@ _SOLREF = (0.02, 1.0)
 _SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
 # mjtGeom codes
 _PLANE, _HFIELD, _SPHERE, _CAPSULE, _ELLIPSOID, _CYLINDER, _BOX, _MESH = range(8)
+_DEFAULT_RGBA = np.array([0.5, 0.5, 0.5, 1.0], dtype=np.float32)   # MuJoCo's geom rgba
 _SHAPE_NAMES = {_PLANE: "plane", _HFIELD: "hfield", _SPHERE: "sphere", _CAPSULE: "capsule",
                 _ELLIPSOID: "ellipsoid", _CYLINDER: "cylinder", _BOX: "box", _MESH: "mesh"}
 # mjtJoint codes and the Sharnir joint types
@@ -156,6 +163,14 @@ def _quat(R: np.ndarray) -> list[float]:
     q = np.zeros(4)
     mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, dtype=float).reshape(9))
     return _floats(q)
+
+
+def _matrix(q) -> np.ndarray:
+    import mujoco
+
+    R = np.zeros(9)
+    mujoco.mju_quat2Mat(R, np.asarray(q, dtype=float))
+    return R.reshape(3, 3)
 
 
 def _floats(v) -> list[float]:
@@ -292,7 +307,9 @@ class _Reader:
         if t == _MESH:
             mesh = int(m.geom_dataid[g])
             a, n = int(m.mesh_vertadr[mesh]), int(m.mesh_vertnum[mesh])
-            return {"type": "hull", "vertices": [_floats(v) for v in m.mesh_vert[a:a + n]]}
+            fa, fn = int(m.mesh_faceadr[mesh]), int(m.mesh_facenum[mesh])
+            return {"type": "mesh", "vertices": [_floats(v) for v in m.mesh_vert[a:a + n]],
+                    "faces": [[int(i) for i in f] for f in m.mesh_face[fa:fa + fn]]}
         kind = _SHAPE_NAMES.get(t, f"type {t}")
         self.note(f"{kind} geom {where}" + (" (planes only on the world)" if t == _PLANE else ""))
         return None
@@ -324,6 +341,33 @@ class _Reader:
         entry["friction"] = max(v[0] for v in values)
         entry["spinning"] = max(v[1] for v in values)
         entry["rolling"] = max(v[2] for v in values)
+
+    def visuals(self, link: _Link, entry: dict) -> None:
+        """The body's visuals (see the module), posed in the frame its pos / quat place."""
+        m, d = self.m, self.d
+        drawn = [g for g in link.geoms if m.geom_group[g] <= 2 and self.rgba(g)[3] > 0]
+        visual_only = any(not (m.geom_contype[g] or m.geom_conaffinity[g]) for g in drawn)
+        coloured = any(m.geom_matid[g] >= 0 or np.any(m.geom_rgba[g] != _DEFAULT_RGBA)
+                       for g in drawn)
+        if not drawn or not (visual_only or coloured):
+            return
+        x = np.array(entry["pos"], dtype=float)
+        Rt = _matrix(entry["quat"]).T
+        out = []
+        for g in drawn:
+            shape = self.shape(g, self.geom_label(g))
+            if shape is None:
+                continue
+            out.append({"shape": shape, "pos": _floats(Rt @ (d.geom_xpos[g] - x)),
+                        "quat": _quat(Rt @ d.geom_xmat[g].reshape(3, 3)),
+                        "rgba": [min(max(float(c), 0.0), 1.0) for c in self.rgba(g)]})
+        if out:
+            entry["visuals"] = out
+
+    def rgba(self, g: int) -> np.ndarray:
+        """A geom's colour as MuJoCo draws it: its material's when it has one."""
+        mat = int(self.m.geom_matid[g])
+        return self.m.mat_rgba[mat] if mat >= 0 else self.m.geom_rgba[g]
 
     def static_bodies(self, link: _Link) -> list[dict]:
         m, d = self.m, self.d
@@ -381,7 +425,7 @@ class _Reader:
             local = Rg.T @ tensor @ Rg
             off = np.abs(local - np.diag(np.diag(local))).max()
             centred = np.linalg.norm(d.geom_xpos[g] - com) <= 1e-9 * max(1.0, np.abs(com).max())
-            if shape["type"] != "hull" and centred and off <= 1e-9 * np.trace(local):
+            if shape["type"] != "mesh" and centred and off <= 1e-9 * np.trace(local):
                 entry.update(shape=shape, inertia=_floats(np.diag(local)),
                              pos=_floats(d.geom_xpos[g]), quat=_quat(Rg))
                 parts = []
@@ -399,6 +443,7 @@ class _Reader:
         elif "shape" not in entry:
             entry.update(inertia=_floats(moments), pos=_floats(com), quat=_quat(axes))
         entry["inertia"] = [max(x, 1e-12 * max(moments.max(), 1e-300)) for x in entry["inertia"]]
+        self.visuals(link, entry)
         self.material([g for g, _ in parts] or geoms, entry)
         entry["_geoms"] = [g for g in geoms]
         return entry

@@ -15,10 +15,16 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   R I R^T (R the inertial origin's rotation) is diagonalised, I = Rp diag(moments) Rp^T. A link
   with <collision> geometry gets shape = compound with a part per <collision> (box ->
   half_extents = size / 2; sphere; cylinder along z, length -> half_length = length / 2;
-  capsule likewise; mesh -> hull of the mesh's vertices, scale per axis: a non-uniform scale is
-  applied here and the scaled vertices given), its parts and `frame` = (c, Rp) written in the
+  capsule likewise; mesh -> a ``mesh`` shape of the file, scale per axis: it collides as its
+  convex hull and is drawn with its triangles), its parts and `frame` = (c, Rp) written in the
   link frame, body pos/quat = the link's pose, mass and inertia given. A link without
-  collision geometry gets no shape: pos/quat = the body frame itself. <visual> is not read.
+  collision geometry gets no shape: pos/quat = the body frame itself.
+* <visual> -> the body's ``visuals`` (drawn, no collision, no mass): the same shapes at their
+  <origin> in the link frame (in the body frame for a shapeless body), colour from the
+  <material>'s <color rgba> (inline or a <robot>-level material by name; none: the body's
+  colour). A visual mesh file that is not found is left out, listed in the warning (the link
+  is drawn by its collision shape if no visual is left); a link welded to the fixed world
+  without collision geometry is not drawn.
 * Missing inertials as ROS tools treat them: a link without <inertial> is massless. A massless
   leaf link welded by a fixed joint (a tool or sensor frame) is merged into its parent. The
   massless root of a fixed-base robot is the fixed world (a static body when it has
@@ -96,6 +102,7 @@ class _Link:
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))       # link frame
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about com, link axes
     parts: list = field(default_factory=list)   # (shape dict, pos (3,), R (3, 3)) link frame
+    visuals: list = field(default_factory=list)  # (shape dict, pos, R, rgba or None) link frame
 
 
 @dataclass
@@ -124,9 +131,9 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
     path = Path(path)
     source = str(path)
     root_el = _parse_xml(path, source)
-    reader = _Reader(source, path.parent, [Path(p) for p in package_roots])
-    links, joints = reader.read(root_el)
     notes = _Notes()
+    reader = _Reader(source, path.parent, [Path(p) for p in package_roots], notes)
+    links, joints = reader.read(root_el)
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
     bodies, scene_joints = builder.build()
@@ -192,10 +199,12 @@ def _rpy_matrix(r, p, y):
 class _Reader:
     """Reads <link> and <joint> elements, checking every number and name."""
 
-    def __init__(self, source, folder, package_roots):
+    def __init__(self, source, folder, package_roots, notes=None):
         self.source = source
         self.folder = folder
         self.package_roots = package_roots
+        self.notes = _Notes() if notes is None else notes
+        self.materials = {}     # <robot>-level material name -> rgba
 
     def fail(self, el, where, message):
         raise SceneError(f"{self.source}: line {el.sourceline}: {where}: {message}")
@@ -246,6 +255,10 @@ class _Reader:
 
     def read(self, root):
         links, joints = {}, {}
+        for el in root.findall("material"):
+            rgba = self.colour(el, f'<material name="{el.get("name")}">')
+            if el.get("name") and rgba is not None:
+                self.materials[el.get("name")] = rgba
         for el in root.findall("link"):
             name = self.name(el, "link")
             if name in links:
@@ -294,9 +307,38 @@ class _Reader:
             if geometry is None or len(geometry) != 1:
                 self.fail(coll, w, "needs a <geometry> with one shape in it")
             link.parts.append((self.shape(geometry[0], w), pos, rot))
+        for k, vis in enumerate(el.findall("visual")):
+            w = f"{where} <visual> {k}"
+            pos, rot = self.origin(vis, w)
+            geometry = vis.find("geometry")
+            if geometry is None or len(geometry) != 1:
+                self.fail(vis, w, "needs a <geometry> with one shape in it")
+            shape = self.shape(geometry[0], w, missing_ok=True)
+            if shape is None:
+                continue
+            material = vis.find("material")
+            rgba = None
+            if material is not None:
+                rgba = self.colour(material, f"{w} <material>")
+                if rgba is None:
+                    rgba = self.materials.get(material.get("name"))
+            link.visuals.append((shape, pos, rot, rgba))
         return link
 
-    def shape(self, el, where):
+    def colour(self, material, where):
+        """The rgba of a <material>'s <color>, or None if it has none."""
+        color = material.find("color")
+        if color is None:
+            return None
+        rgba = self.numbers(color, "rgba", 4, where)
+        if not np.all((rgba >= 0) & (rgba <= 1)):
+            self.fail(color, f"{where} <color rgba>", f'each must be in 0..1 (got '
+                      f'"{color.get("rgba")}")')
+        return [float(x) for x in rgba]
+
+    def shape(self, el, where, missing_ok=False):
+        """The shape dict of a geometry element; missing_ok: a mesh file that is not found
+        gives None (listed in the warning) instead of an error."""
         tag = el.tag
         if tag == "box":
             size = self.numbers(el, "size", 3, where)
@@ -312,7 +354,7 @@ class _Reader:
             self.positive(el, "length", [length], where)
             return {"type": tag, "radius": r, "half_length": length / 2}
         if tag == "mesh":
-            return self.mesh(el, where)
+            return self.mesh(el, where, missing_ok)
         self.fail(el, where, f"unknown geometry <{tag}> (box, sphere, cylinder, capsule, mesh)")
 
     def positive(self, el, attr, values, where):
@@ -320,33 +362,22 @@ class _Reader:
             self.fail(el, f"{where} <{el.tag} {attr}>", "must be positive (got "
                       f'"{el.get(attr)}")')
 
-    def mesh(self, el, where):
+    def mesh(self, el, where, missing_ok=False):
         uri = el.get("filename")
         if not uri:
             self.fail(el, f"{where} <mesh>", 'needs a "filename"')
         scale = self.numbers(el, "scale", None, where, (1.0,))
         self.positive(el, "scale", scale, where)
         file, tried = self.resolve(uri)
+        if file is None and missing_ok:
+            self.notes.add("visual meshes not found (not drawn)", f'"{uri}"')
+            return None
         if file is None:
             self.fail(el, f'{where} <mesh filename="{uri}">',
                       f"no such mesh file (looked for {tried})")
         if len(scale) == 1 or np.all(scale == scale[0]):
-            return {"type": "hull", "file": str(file), "scale": float(scale[0])}
-        import trimesh
-
-        from sharnir.physics.shape import readable_mesh_file
-
-        try:
-            readable_mesh_file(file)
-            mesh = trimesh.load(str(file), force="mesh", process=False)
-            vertices = np.asarray(mesh.vertices, dtype=float)
-        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds
-            self.fail(el, f'{where} <mesh filename="{uri}">',
-                      f"cannot read the mesh {file} ({type(exc).__name__}: {exc})")
-        if len(vertices) == 0:
-            self.fail(el, f'{where} <mesh filename="{uri}">', f"no vertices in {file}")
-        vertices = np.unique(vertices * scale, axis=0)
-        return {"type": "hull", "vertices": vertices.tolist()}
+            return {"type": "mesh", "file": str(file), "scale": float(scale[0])}
+        return {"type": "mesh", "file": str(file), "scale": _floats(scale)}
 
     def resolve(self, uri):
         """(the mesh file, or None, and a description of where it was looked for)."""
@@ -606,7 +637,7 @@ class _Builder:
     def body(self, name, members, root, lightest):
         """The scene body of a link and the links welded into it (all in `name`'s frame)."""
         p0, R0 = self.pose[name]
-        mass, first, second, parts = 0.0, np.zeros(3), np.zeros((3, 3)), []
+        mass, first, second, parts, visuals = 0.0, np.zeros(3), np.zeros((3, 3)), [], []
         for link_name in members:
             link = self.links[link_name]
             p, R = self.pose[link_name]
@@ -615,6 +646,8 @@ class _Builder:
             for shape, pos, rot in link.parts:
                 parts.append((shape, pl + Rl @ pos, Rl @ rot))
                 self.world_parts.append((shape, p + R @ pos, R @ rot))
+            for shape, pos, rot, rgba in link.visuals:
+                visuals.append((shape, pl + Rl @ pos, Rl @ rot, rgba))
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
@@ -628,11 +661,16 @@ class _Builder:
                 {"shape": s, "pos": _floats(pos), "quat": _floats(_matrix_quat(rot))}
                 for s, pos, rot in parts]}
         body = {"name": name}
+        if visuals:
+            body["visuals"] = _visuals(visuals, np.zeros(3), np.eye(3))
         if not self.self_collision:
             body.update(group=ROBOT_GROUP, mask=ALL_GROUPS & ~ROBOT_GROUP)
         if mass == 0.0:
             if (name == root and self.fixed_base) or name in self.welded_to_world:
                 if shape is None:
+                    if visuals:
+                        self.notes.add("links welded to the fixed world with visuals but no "
+                                       "collision geometry (not drawn)", f'"{name}"')
                     return None
                 return {**body, "kind": "static", "shape": shape, "pos": _floats(p0),
                         "quat": _floats(_matrix_quat(R0))}
@@ -642,7 +680,7 @@ class _Builder:
                 return {**body, "shape": shape, "mass": mass, "pos": _floats(p0),
                         "quat": _floats(_matrix_quat(R0))}
             return {**body, "mass": mass, "inertia": [0.4 * mass * 0.05**2] * 3,
-                    "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}
+                    "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}  # link frame
         com = first / mass
         tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
         from sharnir.physics.shape import principal_axes
@@ -660,6 +698,8 @@ class _Builder:
             body.update(shape=shape, pos=_floats(p0), quat=_floats(_matrix_quat(R0)))
         else:
             body.update(pos=_floats(p0 + R0 @ com), quat=_floats(_matrix_quat(R0 @ Rp)))
+            if visuals:      # posed in the body frame (com, Rp), not the link's
+                body["visuals"] = _visuals(visuals, com, Rp)
         return body
 
     def joint(self, joint, a, b):
@@ -700,6 +740,19 @@ class _Builder:
         return spec
 
 
+def _visuals(visuals, c, Rp):
+    """Scene visual entries of (shape, pos, R, rgba) link-frame visuals, posed in the frame
+    (c, Rp) of the link frame."""
+    out = []
+    for shape, pos, rot, rgba in visuals:
+        entry = {"shape": shape, "pos": _floats(Rp.T @ (pos - c)),
+                 "quat": _floats(_matrix_quat(Rp.T @ rot))}
+        if rgba is not None:
+            entry["rgba"] = rgba
+        out.append(entry)
+    return out
+
+
 def _lowest_z(shape, c, A):
     """The lowest world z of a part (shape dict) centred at c with axes A (3, 3)."""
     kind = shape["type"]
@@ -722,7 +775,7 @@ def _lowest_z(shape, c, A):
         try:
             readable_mesh_file(shape["file"])
             mesh = trimesh.load(shape["file"], force="mesh", process=False)
-            vertices = np.asarray(mesh.vertices, dtype=float) * shape["scale"]
+            vertices = np.asarray(mesh.vertices, dtype=float) * np.asarray(shape["scale"])
         except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
             return math.inf
     if len(vertices) == 0:

@@ -473,7 +473,7 @@ def test_load_scene_of_an_xml_remembers_its_file(tmp_path):
     assert world.source == str(path) and world.body_names == ["world", "rod"]
 
 
-def test_mesh_geom_is_a_hull_whose_corners_stay_where_the_file_puts_them(tmp_path):
+def test_mesh_geom_is_a_mesh_whose_corners_stay_where_the_file_puts_them(tmp_path):
     # MuJoCo moves a mesh to its centre of mass and principal axes and the geom's pose back;
     # the hull's corners, carried to the world, are the file's corners plus the body's place
     corners = np.array([[0, 0, 0], [0.3, 0, 0], [0, 0.2, 0], [0, 0, 0.1]], dtype=float)
@@ -484,7 +484,7 @@ def test_mesh_geom_is_a_hull_whose_corners_stay_where_the_file_puts_them(tmp_pat
     rock = by_name(spec.bodies, "rock")
     assert rock.shape.type == "compound" and len(rock.shape.parts) == 1
     part = rock.shape.parts[0]
-    assert part.shape.type == "hull"
+    assert part.shape.type == "mesh" and len(part.shape.faces) == 4   # a tetrahedron
 
     def rot(q):
         w, x, y, z = q
