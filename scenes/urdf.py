@@ -267,6 +267,11 @@ class _Reader:
             links[name] = self.link(el, name)
         if not links:
             raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no <link>")
+        # a material named in one <visual> may be defined in another (as ROS tools read it)
+        for link in links.values():
+            link.visuals = [(shape, pos, rot, self.materials.get(rgba)
+                             if isinstance(rgba, str) else rgba)
+                            for shape, pos, rot, rgba in link.visuals]
         for el in root.findall("joint"):
             name = self.name(el, "joint")
             if name in joints:
@@ -320,8 +325,10 @@ class _Reader:
             rgba = None
             if material is not None:
                 rgba = self.colour(material, f"{w} <material>")
-                if rgba is None:
-                    rgba = self.materials.get(material.get("name"))
+                if rgba is None:         # by name: resolved once every link is read
+                    rgba = material.get("name")
+                elif material.get("name"):
+                    self.materials.setdefault(material.get("name"), rgba)
             link.visuals.append((shape, pos, rot, rgba))
         return link
 
