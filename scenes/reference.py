@@ -14,27 +14,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .schema import SceneSpec
+from .schema import SHAPES, SceneSpec
 
 SCHEMA_ID = "https://sharnir.dev/scene.schema.json"
 
 # the order the reference page presents the tables in (the rest follow alphabetically)
-_ORDER = ("SceneSpec", "WorldSpec", "SolverSpec", "BehaviourSpec", "BodySpec", "BoxSpec",
-          "SphereSpec", "CapsuleSpec", "CylinderSpec", "EllipsoidSpec", "PlaneSpec", "HullSpec",
-          "CompoundSpec", "PartSpec", "FrameSpec", "JointSpec", "MotorSpec", "ControllerSpec",
-          "LoadSpec")
+_ORDER = ("SceneSpec", "WorldSpec", "SolverSpec", "BehaviourSpec", "BodySpec",
+          *(spec.__name__ for spec in SHAPES.values()), "PartSpec", "FrameSpec", "VisualSpec",
+          "JointSpec", "MotorSpec", "ControllerSpec", "LoadSpec")
 _TITLES = {"SceneSpec": "the file (top level)", "WorldSpec": "world", "SolverSpec": "solver",
            "BehaviourSpec": "behaviour", "BodySpec": "bodies[]", "JointSpec": "joints[]",
            "MotorSpec": "joints[].motor", "ControllerSpec": "joints[].motor.controller",
            "LoadSpec": "loads[]", "PartSpec": "shape.parts[] (compound)",
-           "FrameSpec": "shape.frame (compound)",
-           **{f"{k}Spec": f'shape: type = "{k.lower()}"' for k in (
-               "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "Hull",
-               "Compound")}}
+           "FrameSpec": "shape.frame (compound)", "VisualSpec": "bodies[].visuals[]",
+           **{spec.__name__: f'shape: type = "{name}"' for name, spec in SHAPES.items()}}
 
 
-_SHAPES = {f"{k}Spec" for k in ("Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane",
-                                  "Hull", "Compound")}
+_SHAPES = {spec.__name__ for spec in SHAPES.values()}
 
 
 def schema() -> dict:
