@@ -31,11 +31,12 @@ SCENES = [
     ("shapes", SCENE_DIR / "shapes.toml", 90, "every primitive, a hull and compounds"),
     ("spinning_top", SCENE_DIR / "spinning_top.toml", 60, "a spinning top on the floor"),
     ("humanoid (MJCF)", FIXTURES / "mjcf" / "humanoid.xml", 40, "MuJoCo's humanoid.xml, "
-     "opened directly, falling under zero control"),
+     "opened directly, falling under zero control, in its material's colour"),
     ("KUKA iiwa (URDF)", FIXTURES / "urdf" / "kuka_iiwa" / "model.urdf", 30, "a 7-joint arm's "
-     "URDF with STL meshes, opened directly, held by its motors"),
+     "URDF with STL meshes (drawn with their triangles, colliding as their hulls), opened "
+     "directly, held by its motors"),
     ("r2d2 (URDF)", FIXTURES / "urdf" / "r2d2" / "r2d2.urdf", 30, "PyBullet's r2d2 URDF, "
-     "opened directly"),
+     "opened directly, drawn by its <visual> shapes and colours"),
 ]
 
 
