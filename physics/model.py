@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from .constraint import MAX_BLOCKS, PACK
+from .coupling import COUPLING_COEFS
 from .motor import MOTOR_COEFS
 
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
@@ -72,6 +73,8 @@ Model = namedtuple("Model", [
     "motor_traj",          # (nmotor, MOTOR_TRAJ) set-point: kind, then its numbers (motor.py)
     "motor_key",           # (nkey, 2) keyframes (t, set-point) of every motor, in time order
     "motor_key_range",     # (nmotor, 2) int64 first keyframe row and count
+    "coupling_joint",      # (ncoupling, 2) int64 follower and leader joints (coupling.py)
+    "coupling_param",      # (ncoupling, 2) multiplier m and offset o: q_f = m q_l + o
 ])
 
 State = namedtuple("State", [
@@ -145,6 +148,11 @@ Work = namedtuple("Work", [
     "motor_w",               # (nmotor, 12) M^-1 J^T
     "motor_coef",            # (nmotor, MOTOR_COEFS) k, c0, c1, largest impulse, starting rate
     "motor_impulse",         # (nmotor,) accumulated impulse of this step's solve
+    "coupling_body",         # (ncoupling, 4) int64 the bodies of its four slots (coupling.py)
+    "coupling_J",            # (ncoupling, 4, 6) its row, per slot
+    "coupling_W",            # (ncoupling, 4, 6) M^-1 J^T per slot
+    "coupling_coef",         # (ncoupling, COUPLING_COEFS) k, aimed rate, error
+    "coupling_impulse",      # (ncoupling,) accumulated impulse (warm start)
     "k3",                    # (3, 3) scratch
 ])
 
@@ -192,7 +200,7 @@ def make_state(nbody, njoint, nmotor=0):
         solver_stats=np.zeros(4))
 
 
-def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
+def make_work(nbody, njoint, ngroup, nisland, nmotor=0, ncoupling=0):
     blocks = (njoint, MAX_BLOCKS)
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
@@ -213,4 +221,8 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
         block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
         block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)),
         motor_row=np.zeros((nmotor, 12)), motor_w=np.zeros((nmotor, 12)),
-        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor))
+        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor),
+        coupling_body=np.zeros((ncoupling, 4), np.int64),
+        coupling_J=np.zeros((ncoupling, 4, 6)), coupling_W=np.zeros((ncoupling, 4, 6)),
+        coupling_coef=np.zeros((ncoupling, COUPLING_COEFS)),
+        coupling_impulse=np.zeros(ncoupling))

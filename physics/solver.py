@@ -19,7 +19,8 @@ Only this module knows the order of the stages of one step:
                               torque-free rotation of L); other rows aim at time t
     8. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
                               and contacts)
-    9. solve velocities       Gauss-Seidel over joint blocks, motor rows, then contact rows,
+    9. solve velocities       Gauss-Seidel over joint blocks, motor rows, joint couplings
+                              (coupling.py: q_f = m q_l + o), then contact rows,
                               until every |dp| <= eps (000, eq. 17) or the wall-clock budget
                               is spent; then restitution (002, eq. 19)
    10. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
@@ -72,6 +73,7 @@ from .contact import (
     spread_sliding,
     warm_start_contacts,
 )
+from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -688,6 +690,8 @@ def warm_start(model, state, work, settings):
         for q in range(3):
             work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
     warm_start_motors(model, work, state.body_vel, state.body_angvel, settings.warm_start)
+    if model.coupling_joint.shape[0] > 0:
+        warm_start_couplings(work, state.body_vel, state.body_angvel, settings.warm_start)
 
 
 @njit(**_JIT)
@@ -724,6 +728,11 @@ def solve_velocities(model, state, work, contacts, settings):
         if model.motor_joint.shape[0] > 0:
             dp2 = solve_motors(model.motor_joint, model.joint_body, work.motor_coef,
                                work.motor_row, work.motor_w, work.motor_impulse, vel, angvel)
+            if dp2 > worst:
+                worst = dp2
+        if model.coupling_joint.shape[0] > 0:
+            dp2 = solve_couplings(work.coupling_body, work.coupling_J, work.coupling_W,
+                                  work.coupling_coef, work.coupling_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2
         if contacts is not None:
@@ -1063,6 +1072,8 @@ def step(model, state, work, contacts, settings):
     follow_geometry(model, state, work, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
+    if model.coupling_joint.shape[0] > 0:
+        prepare_couplings(model, state, work, settings)
     if contacts is not None:
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)

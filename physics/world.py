@@ -210,6 +210,7 @@ class _Joint:
     motor: "DCMotor | None" = None
     voltage: float = 0.0
     controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
+    mimic: tuple | None = None   # (leader joint name, multiplier, offset): q = m q_leader + o
 
 
 @dataclass(frozen=True)
@@ -489,6 +490,26 @@ class World:
         self._invalidate()
         self.set_voltage(j, voltage)
 
+    def add_coupling(self, joint, leader, multiplier=1.0, offset=0.0):
+        """Make `joint` follow `leader`: q = multiplier * q_leader + offset (rad or m), an
+        equality row of the velocity solve (physics/coupling.py; URDF's <mimic>). Both joints
+        revolute or prismatic; a joint follows at most one leader."""
+        j, lead = self._joint_index(joint), self._joint_index(leader)
+        where = f"joint {self._joints[j].name!r}"
+        if j == lead:
+            raise ValueError(f"{where}: a joint cannot follow itself")
+        for k in (j, lead):
+            if self._joints[k].type not in (REVOLUTE, PRISMATIC):
+                raise ValueError(f"joint {self._joints[k].name!r}: only revolute and "
+                                 "prismatic joints can be coupled")
+        m, o = float(multiplier), float(offset)
+        if not (math.isfinite(m) and math.isfinite(o)):
+            raise ValueError(f"{where}: multiplier and offset must be finite (got {m}, {o})")
+        if self._joints[j].mimic is not None:
+            raise ValueError(f"{where} follows {self._joints[j].mimic[0]!r} already")
+        self._joints[j].mimic = (self._joints[lead].name, m, o)
+        self._invalidate()
+
     def set_controller(self, joint, mode, *, kp=0.0, kd=0.0, target=0.0, sine=None,
                        keyframes=None):
         """Drive the motor on `joint` by a controller that sets its voltage every step,
@@ -678,6 +699,7 @@ class World:
             load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
             motor_joint=None, motor_param=None, motor_ctrl=None, motor_gain=None,
             motor_traj=None, motor_key=None, motor_key_range=None,
+            **self._couplings(),
         )
         joint_child, tree_order, body_group, groups = build_tree(
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
@@ -725,7 +747,8 @@ class World:
                          "drag_param"):   # (bodies are only ever added: the index holds)
                 getattr(s, name)[:] = getattr(old, name)
         self._state = s
-        self._work = make_work(nb, nj, groups, islands, nm)
+        self._work = make_work(nb, nj, groups, islands, nm,
+                               self._model.coupling_joint.shape[0])
         # a world where nothing can touch steps a kernel compiled without the contact stages
         # (solver.step prunes them when contacts is None): half the compile, none of the cost
         m = self._model
@@ -735,6 +758,15 @@ class World:
         self._contacts = ((self._contacts if kept else make_contacts(ng)) if _may_touch(m)
                           else None)
         self._carry = None
+
+    def _couplings(self):
+        """The Model's coupling arrays: (follower, leader) joint rows and (multiplier, offset)."""
+        index = {joint.name: j for j, joint in enumerate(self._joints)}
+        rows = [(j, index[joint.mimic[0]], joint.mimic[1], joint.mimic[2])
+                for j, joint in enumerate(self._joints) if joint.mimic is not None]
+        n = len(rows)
+        return dict(coupling_joint=np.array([r[:2] for r in rows], np.int64).reshape(n, 2),
+                    coupling_param=np.array([r[2:] for r in rows], float).reshape(n, 2))
 
     def _geoms(self, kind):
         """The Model's geom arrays: one geom per primitive body at its centre of mass, one per
@@ -911,6 +943,11 @@ class World:
         if self._joints[j].motor is not None:
             raise ValueError(f"joint {self._joints[j].name!r} has a motor: only a joint "
                              "without one can be released")
+        name = self._joints[j].name
+        if self._joints[j].mimic is not None or any(
+                other.mimic is not None and other.mimic[0] == name for other in self._joints):
+            raise ValueError(f"joint {name!r} is coupled: only an uncoupled joint can be "
+                             "released")
         if self._state is not None:
             self._capture_state()
             c = self._carry

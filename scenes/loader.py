@@ -229,6 +229,11 @@ def build_world(
                 if c is not None:
                     world.set_controller(joint.name, c.mode, kp=c.kp, kd=c.kd, target=c.target,
                                          sine=c.sine, keyframes=c.keyframes)
+    for i, joint in enumerate(spec.joints):
+        if joint.mimic is not None:
+            with _blame(source, f'joints[{i}] "{joint.name}"'):
+                world.add_coupling(joint.name, joint.mimic.joint,
+                                   multiplier=joint.mimic.multiplier, offset=joint.mimic.offset)
     for i, load in enumerate(spec.loads):
         with _blame(source, f"loads[{i}]"):
             world.add_load(

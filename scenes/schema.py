@@ -62,6 +62,9 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
                                      # default 0 (range below); must be 0 on fixed joints
     limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
                                      # m (prismatic); not allowed on spherical and fixed joints
+    # mimic = { joint = "other", multiplier = 2.0, offset = 0.1 }  # optional: follow joint
+                                     # "other" as q = multiplier q_other + offset (revolute and
+                                     # prismatic; an equality row of the solve, URDF's <mimic>)
 
     [[loads]]                        # timed external loads, world frame
     body = "door"                    # a body name, not "world", not a static body
@@ -490,6 +493,13 @@ class MotorSpec(_Spec):
         return self
 
 
+class MimicSpec(_Spec):
+    """This joint follows another: q = multiplier * q_joint + offset (URDF's <mimic>)."""
+    joint: Name
+    multiplier: Real = 1.0
+    offset: Real = 0.0
+
+
 class JointSpec(_Spec):
     name: Name
     type: Literal["revolute", "prismatic", "spherical", "fixed"]
@@ -500,6 +510,7 @@ class JointSpec(_Spec):
     friction: _ranged("friction") = SETTINGS["friction"].default
     limits: tuple[Real, Real] | None = None
     motor: MotorSpec | None = None
+    mimic: MimicSpec | None = None
 
 
     @model_validator(mode="after")
@@ -507,6 +518,11 @@ class JointSpec(_Spec):
         problems = []
         if self.body_a == self.body_b:
             problems.append((("body_b",), f'a joint cannot join body "{self.body_a}" to itself'))
+        if self.mimic is not None and self.type in ("spherical", "fixed"):
+            problems.append((("mimic",), f"not allowed on a {self.type} joint "
+                                         "(only revolute and prismatic)"))
+        if self.mimic is not None and self.mimic.joint == self.name:
+            problems.append((("mimic", "joint"), "a joint cannot follow itself"))
         if self.motor is not None and self.type in ("spherical", "fixed"):
             problems.append((("motor",), f"not allowed on a {self.type} joint "
                                          "(only revolute and prismatic)"))
@@ -599,6 +615,18 @@ class SceneSpec(_Spec):
         ]
         kinds = {body.name: body.kind for body in self.bodies}
         known = ", ".join(kinds) or "none"
+        types = {joint.name: joint.type for joint in self.joints}
+        for i, joint in enumerate(self.joints):
+            leader = joint.mimic.joint if joint.mimic is not None else None
+            if leader is not None and leader != joint.name:
+                if leader not in types:
+                    problems.append((("joints", i, "mimic", "joint"),
+                                     f'unknown joint "{leader}" (joints are: '
+                                     f'{", ".join(types)})'))
+                elif types[leader] not in ("revolute", "prismatic"):
+                    problems.append((("joints", i, "mimic", "joint"),
+                                     f'joint "{leader}" is {types[leader]}: only revolute and '
+                                     "prismatic joints can be followed"))
         for i, joint in enumerate(self.joints):
             for field in ("body_a", "body_b"):
                 name = getattr(joint, field)

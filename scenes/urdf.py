@@ -39,8 +39,10 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   Sharnir fixed joint. Anchor = the child link's origin, axis = the joint axis, both in world
   coordinates at the initial pose; body_a = the parent, body_b = the child, so the joint
   coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction; damping (no
-  viscous damping in Sharnir), <mimic> (no coupling: the joint is driven on its own),
-  floating and planar joints (the child is left free) are listed in the warning.
+  viscous damping in Sharnir), floating and planar joints (the child is left free) are listed
+  in the warning. <mimic joint multiplier offset> -> the joint's ``mimic`` (q = multiplier
+  q_joint + offset, an equality row of the solve: physics/coupling.py); a mimic joint gets no
+  motor (its leader drives it); one whose leader is not a moving joint is listed.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
   ground adds a static plane "ground" under the lowest point of the collision geometry at
@@ -122,6 +124,8 @@ class _Joint:
     friction: float = 0.0
     damping: float = 0.0
     mimic: str | None = None
+    multiplier: float = 1.0
+    offset: float = 0.0
 
 
 def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=True,
@@ -478,6 +482,8 @@ class _Reader:
         mimic = el.find("mimic")
         if mimic is not None:
             joint.mimic = mimic.get("joint") or "?"
+            joint.multiplier = self.number(mimic, "multiplier", where + " <mimic>", default=1.0)
+            joint.offset = self.number(mimic, "offset", where + " <mimic>", default=0.0)
         return joint
 
 
@@ -611,6 +617,13 @@ class _Builder:
             spec = self.joint(joint, a, b)
             if spec is not None:
                 joints.append(spec)
+        moving = {j["name"] for j in joints if j["type"] in ("revolute", "prismatic")}
+        for spec in joints:
+            if "mimic" in spec and spec["mimic"]["joint"] not in moving:
+                self.notes.add("mimic joints whose leader is not a moving joint (driven on "
+                               "their own)", f'"{spec["name"]}" (mimics '
+                               f'"{spec["mimic"]["joint"]}")')
+                del spec["mimic"]
         return bodies, joints
 
     def owners(self, root, order):
@@ -732,10 +745,10 @@ class _Builder:
         if joint.damping > 0:
             self.notes.add("joint damping (Sharnir has no viscous damping)",
                            f'"{joint.name}" ({joint.damping:g})')
-        if joint.mimic is not None:
-            self.notes.add("mimic joints (driven on their own, not coupled)",
-                           f'"{joint.name}" (mimics "{joint.mimic}")')
-        if self.motors:
+        if joint.mimic is not None:   # (kept if its leader is a moving joint: build)
+            spec["mimic"] = {"joint": joint.mimic, "multiplier": joint.multiplier,
+                             "offset": joint.offset}
+        elif self.motors:
             if joint.effort > 0 and joint.velocity > 0:
                 target = 0.0
                 if joint.lower is not None:

@@ -1,0 +1,109 @@
+"""Joint couplings: joint f follows joint l as q_f = m q_l + o (URDF's <mimic>), one equality
+row of the velocity solve, beside the motor rows.
+
+    C     = q_f - m q_l - o          the coordinates: rad on a hinge, m on a slider
+    Cdot  = J_f v - m J_l v          J_f, J_l the joints' rate rows (the friction rows, as the
+                                     motors use: (wB - wA) . a on a hinge, along a on a slider)
+    J     = [J_f | -m J_l]           over four body slots (f's A and B, l's A and B); a body in
+                                     two slots (the palm both fingers hang on) takes both parts
+
+The row aims at C = 0 at the step's end from the coordinates at its start (as the joints aim
+at their step-end error):
+
+    J v' = -C / h,     dP = k (-C / h - J v),     k = 1 / (J M^-1 J^T)
+    J M^-1 J^T = sum over slots s, t of the same body of J_s . W_t,   W = M^-1 J^T
+
+It has no bounds (an equality) and is warm started from the last step's impulse. The solver
+(solver.py) calls prepare_couplings after prepare_joints, warm_start_couplings with the other
+warm starts and solve_couplings in every iteration. A joint's reaction wrench does not
+include its coupling's impulse.
+"""
+from numba import njit
+
+from .constraint import SLOT_FRICTION
+from .math3 import mat_vec
+
+_JIT = dict(nogil=True, cache=True)
+# coupling_coef columns: k (effective mass), the rate the row aims at (-C / h), C
+K_EFF, TARGET, ERROR, COUPLING_COEFS = range(4)
+
+
+@njit(**_JIT)
+def prepare_couplings(model, state, work, settings):
+    """Each coupling's row J (four body slots), W = M^-1 J^T, k and aim at this step's poses."""
+    h = settings.dt
+    J = work.joint_J
+    ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
+    for c in range(model.coupling_joint.shape[0]):
+        f, lead = model.coupling_joint[c, 0], model.coupling_joint[c, 1]
+        m, o = model.coupling_param[c, 0], model.coupling_param[c, 1]
+        body, row, w = work.coupling_body[c], work.coupling_J[c], work.coupling_W[c]
+        for side in range(2):
+            j = f if side == 0 else lead
+            scale = 1.0 if side == 0 else -m
+            for e in range(2):
+                s = 2 * side + e
+                i = model.joint_body[j, e]
+                body[s] = i
+                for q in range(6):
+                    row[s, q] = scale * J[j, SLOT_FRICTION, 0, 6 * e + q]
+                wa = mat_vec(iiw[i], (row[s, 3], row[s, 4], row[s, 5]))
+                for q in range(3):
+                    w[s, q] = ima[i] * row[s, q]
+                    w[s, 3 + q] = wa[q]
+        jmj = 0.0
+        for s in range(4):
+            for t in range(4):
+                if body[s] == body[t]:
+                    for q in range(6):
+                        jmj += row[s, q] * w[t, q]
+        err = state.joint_coord[f] - m * state.joint_coord[lead] - o
+        coef = work.coupling_coef[c]
+        coef[K_EFF] = 1.0 / jmj if jmj > 1e-300 else 0.0
+        coef[TARGET] = -err / h
+        coef[ERROR] = err
+
+
+@njit(**_JIT)
+def _apply(body, w, dp, vel, angvel):
+    for s in range(4):
+        i = body[s]
+        for q in range(3):
+            vel[i, q] += dp * w[s, q]
+            angvel[i, q] += dp * w[s, 3 + q]
+
+
+@njit(**_JIT)
+def warm_start_couplings(work, vel, angvel, enabled):
+    """Start each coupling row from its impulse of the last step, applied."""
+    for c in range(work.coupling_impulse.shape[0]):
+        p = work.coupling_impulse[c] if enabled else 0.0
+        if work.coupling_coef[c, K_EFF] <= 0.0:
+            p = 0.0
+        work.coupling_impulse[c] = p
+        if p != 0.0:
+            _apply(work.coupling_body[c], work.coupling_W[c], p, vel, angvel)
+
+
+@njit(**_JIT)
+def solve_couplings(coupling_body, coupling_J, coupling_W, coupling_coef, coupling_impulse, vel,
+                    angvel):
+    """One Gauss-Seidel pass over the coupling rows; returns the largest dP^2. (Arrays, not the
+    tuples, as solve_motors takes them.)"""
+    worst = 0.0
+    for c in range(coupling_body.shape[0]):
+        k = coupling_coef[c, K_EFF]
+        if k <= 0.0:
+            continue
+        body, row = coupling_body[c], coupling_J[c]
+        rate = 0.0
+        for s in range(4):
+            i = body[s]
+            for q in range(3):
+                rate += row[s, q] * vel[i, q] + row[s, 3 + q] * angvel[i, q]
+        dp = k * (coupling_coef[c, TARGET] - rate)
+        coupling_impulse[c] += dp
+        _apply(body, coupling_W[c], dp, vel, angvel)
+        if dp * dp > worst:
+            worst = dp * dp
+    return worst

@@ -1,0 +1,169 @@
+"""Joint couplings (physics/coupling.py, URDF's <mimic>): a follower joint keeps
+q_f = m q_l + o while its leader is driven, in code, in a scene file and from a URDF.
+
+The expectation is the relation itself with the file's multiplier and offset: with the leader
+swept by a motor through +-0.6 rad, q_f - (2 q_l + 0.1) stays within a small tolerance from
+the second step on (the first step closes the offset from q_f = 0).
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sharnir.physics import World
+from sharnir.physics.world import DCMotor
+from sharnir.scenes import SceneError, load_scene, read_scene
+from sharnir.scenes.urdf import UrdfWarning
+
+M, O = 2.0, 0.1
+TOL = 2e-3    # rad
+
+
+def two_hinges(gravity=(0.0, 0.0, -9.81)):
+    """A leader arm on a vertical hinge at the origin, a follower arm on its own hinge at
+    x = 1, both on the fixed world; the leader driven by a position servo sweeping a sine."""
+    w = World(dt=0.005, gravity=gravity)
+    w.add_body("lead_arm", mass=1.0, inertia=(0.01, 0.05, 0.05), pos=(0.25, 0.0, 0.0))
+    w.add_body("follow_arm", mass=2.0, inertia=(0.02, 0.1, 0.1), pos=(1.25, 0.0, 0.0))
+    w.add_joint("lead", "revolute", "world", "lead_arm", anchor=(0.0, 0.0, 0.0),
+                axis=(0.0, 0.0, 1.0))
+    w.add_joint("follow", "revolute", "world", "follow_arm", anchor=(1.0, 0.0, 0.0),
+                axis=(0.0, 0.0, 1.0))
+    w.add_motor("lead", DCMotor(resistance=1.0, torque_constant=0.5, voltage_limit=48.0))
+    w.set_controller("lead", "position", kp=200.0, kd=5.0, sine=(0.0, 0.3, 1.0))
+    return w
+
+
+def coords(world, steps):
+    rec = world.run(steps)
+    return rec.joint[:, :, 0]     # (steps, njoint) joint coordinates
+
+
+def test_follower_keeps_twice_the_leader_plus_the_offset_while_driven():
+    w = two_hinges()
+    w.add_coupling("follow", "lead", multiplier=M, offset=O)
+    q = coords(w, 400)
+    lead, follow = q[:, 0], q[:, 1]
+    assert np.ptp(lead) > 0.4                      # the leader did move (+-0.3 rad sine)
+    np.testing.assert_allclose(follow[1:], M * lead[1:] + O, atol=TOL)
+
+
+def test_without_the_coupling_the_follower_stays_put():
+    w = two_hinges()
+    q = coords(w, 200)
+    assert np.ptp(q[:, 0]) > 0.2 and np.max(np.abs(q[:, 1])) < 1e-9
+
+
+def test_coupling_a_slider_to_a_hinge_holds_in_metres_per_radian():
+    w = World(dt=0.005, gravity=(0.0, 0.0, 0.0))
+    w.add_body("wheel", mass=1.0, inertia=(0.05, 0.05, 0.05))
+    w.add_body("rack", mass=3.0, inertia=(0.1, 0.1, 0.1), pos=(0.0, 1.0, 0.0))
+    w.add_joint("turn", "revolute", "world", "wheel", axis=(0.0, 0.0, 1.0))
+    w.add_joint("slide", "prismatic", "world", "rack", anchor=(0.0, 1.0, 0.0),
+                axis=(1.0, 0.0, 0.0))
+    w.add_coupling("slide", "turn", multiplier=-0.05, offset=0.0)   # a 5 cm pinion
+    w.add_load("wheel", torque=(0.0, 0.0, 0.2), start=0.0, end=0.5)
+    q = coords(w, 200)
+    assert np.ptp(q[:, 0]) > 0.5
+    np.testing.assert_allclose(q[:, 1], -0.05 * q[:, 0], atol=1e-4)
+
+
+def test_bad_couplings_are_value_errors():
+    w = two_hinges()
+    with pytest.raises(ValueError, match="cannot follow itself"):
+        w.add_coupling("lead", "lead")
+    w.add_body("ball", mass=1.0, inertia=(1.0, 1.0, 1.0), pos=(3.0, 0.0, 0.0))
+    w.add_joint("socket", "spherical", "world", "ball", anchor=(3.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="only revolute and prismatic"):
+        w.add_coupling("socket", "lead")
+    with pytest.raises(ValueError, match="finite"):
+        w.add_coupling("follow", "lead", multiplier=math.inf)
+    w.add_coupling("follow", "lead")
+    with pytest.raises(ValueError, match="follows 'lead' already"):
+        w.add_coupling("follow", "lead")
+    with pytest.raises(ValueError, match="is coupled"):
+        w.release("follow")
+
+
+SCENE = """
+world = { dt = 0.005, gravity = [0.0, 0.0, -9.81] }
+bodies = [
+  { name = "lead_arm", mass = 1.0, inertia = [0.01, 0.05, 0.05], pos = [0.25, 0.0, 0.0] },
+  { name = "follow_arm", mass = 2.0, inertia = [0.02, 0.1, 0.1], pos = [1.25, 0.0, 0.0] },
+]
+
+[[joints]]
+name = "lead"
+type = "revolute"
+body_a = "world"
+body_b = "lead_arm"
+axis = [0.0, 0.0, 1.0]
+motor.resistance = 1.0
+motor.torque_constant = 0.5
+motor.voltage_limit = 48.0
+motor.controller = { mode = "position", kp = 200.0, kd = 5.0, sine = [0.0, 0.3, 1.0] }
+
+[[joints]]
+name = "follow"
+type = "revolute"
+body_a = "world"
+body_b = "follow_arm"
+anchor = [1.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+MIMIC
+"""
+
+
+def test_scene_file_mimic_keeps_the_relation(tmp_path):
+    path = tmp_path / "mimic.toml"
+    path.write_text(SCENE.replace("MIMIC", 'mimic = { joint = "lead", multiplier = 2.0, '
+                                           "offset = 0.1 }"))
+    q = coords(load_scene(path), 300)
+    np.testing.assert_allclose(q[1:, 1], M * q[1:, 0] + O, atol=TOL)
+
+
+@pytest.mark.parametrize("mimic, message", [
+    ('mimic = { joint = "nobody" }', 'field "mimic.joint": unknown joint "nobody"'),
+    ('mimic = { joint = "follow" }', 'field "mimic.joint": a joint cannot follow itself'),
+])
+def test_bad_mimic_entries_name_the_joint_and_field(tmp_path, mimic, message):
+    path = tmp_path / "mimic.toml"
+    path.write_text(SCENE.replace("MIMIC", mimic))
+    with pytest.raises(SceneError, match=message):
+        read_scene(path)
+
+
+URDF = """<?xml version="1.0"?>
+<robot name="gripper">
+  <link name="palm"/>
+  <link name="left"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.001" iyy="0.002" izz="0.002"/></inertial></link>
+  <link name="right"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.001" iyy="0.002" izz="0.002"/></inertial></link>
+  <joint name="left_hinge" type="revolute"><parent link="palm"/><child link="left"/>
+    <origin xyz="0 0.05 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="5" velocity="4"/></joint>
+  <joint name="right_hinge" type="revolute"><parent link="palm"/><child link="right"/>
+    <origin xyz="0 -0.05 0"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="5" velocity="4"/>
+    <mimic joint="left_hinge" multiplier="2" offset="0.1"/></joint>
+</robot>
+"""
+
+
+def test_urdf_mimic_joint_follows_its_leader(tmp_path):
+    path = tmp_path / "gripper.urdf"
+    path.write_text(URDF)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UrdfWarning)
+        spec = read_scene(path)
+    right = next(j for j in spec.joints if j.name == "right_hinge")
+    assert right.mimic.joint == "left_hinge" and right.mimic.multiplier == M
+    assert right.mimic.offset == O and right.motor is None   # its leader drives it
+    world = load_scene(path)
+    world.set_controller("left_hinge", "position", kp=40.0, sine=(0.0, 0.3, 1.0))
+    q = coords(world, 300)
+    j_l, j_r = world.joint_names.index("left_hinge"), world.joint_names.index("right_hinge")
+    assert np.ptp(q[:, j_l]) > 0.2
+    np.testing.assert_allclose(q[1:, j_r], M * q[1:, j_l] + O, atol=TOL)
