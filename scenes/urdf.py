@@ -38,11 +38,11 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   with the parallel-axis theorem, collision parts moved into the parent's frame) or else a
   Sharnir fixed joint. Anchor = the child link's origin, axis = the joint axis, both in world
   coordinates at the initial pose; body_a = the parent, body_b = the child, so the joint
-  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction; damping (no
-  viscous damping in Sharnir), floating and planar joints (the child is left free) are listed
-  in the warning. <mimic joint multiplier offset> -> the joint's ``mimic`` (q = multiplier
-  q_joint + offset, an equality row of the solve: physics/coupling.py); a mimic joint gets no
-  motor (its leader drives it); one whose leader is not a moving joint is listed.
+  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction, damping ->
+  its viscous damping (physics/damper.py); floating and planar joints (the child is left free)
+  are listed in the warning. <mimic joint multiplier offset> -> the joint's ``mimic`` (q =
+  multiplier q_joint + offset, an equality row of the solve: physics/coupling.py); a mimic
+  joint gets no motor (its leader drives it); one whose leader is not a moving joint is listed.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
   ground adds a static plane "ground" under the lowest point of the collision geometry at
@@ -735,6 +735,8 @@ class _Builder:
         if joint.type == "spherical":
             if joint.friction > 0:
                 spec["friction"] = joint.friction
+            if joint.damping > 0:
+                spec["damping"] = joint.damping
             return {**spec, "type": "spherical"}
         spec["type"] = "prismatic" if joint.type == "prismatic" else "revolute"
         spec["axis"] = _floats(R @ joint.axis)
@@ -743,8 +745,7 @@ class _Builder:
         if joint.friction > 0:
             spec["friction"] = joint.friction
         if joint.damping > 0:
-            self.notes.add("joint damping (Sharnir has no viscous damping)",
-                           f'"{joint.name}" ({joint.damping:g})')
+            spec["damping"] = joint.damping
         if joint.mimic is not None:   # (kept if its leader is a moving joint: build)
             spec["mimic"] = {"joint": joint.mimic, "multiplier": joint.multiplier,
                              "offset": joint.offset}
