@@ -15,6 +15,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     [world]                          # optional table; the ranges of [world] and [solver]
     gravity = [0.0, 0.0, -9.81]      # are listed under "Ranges" below
     dt = 0.01                        # s
+    max_speed = 1e4                  # m/s: a dynamic body faster than this stops the run as
+    max_angular_speed = 1e5          # a blow-up (rad/s: turning faster); 0 = no such check
 
     [solver]                         # optional table
     iterations = 100                 # velocity iterations (max)
@@ -318,6 +320,8 @@ class WorldSpec(_Spec):
     gravity: tuple[_ranged("gravity"), _ranged("gravity"), _ranged("gravity")] = \
         SETTINGS["gravity"].default
     dt: _ranged("dt") = SETTINGS["dt"].default
+    max_speed: _ranged("max_speed") = SETTINGS["max_speed"].default
+    max_angular_speed: _ranged("max_angular_speed") = SETTINGS["max_angular_speed"].default
 
 
 class SolverSpec(_Spec):
