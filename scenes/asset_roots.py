@@ -26,7 +26,7 @@ ENV_VAR = "SHARNIR_ASSET_PATH"
 ROS_VAR = "ROS_PACKAGE_PATH"
 SHIPPED_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHOWN_FOLDERS = 4     # folders listed in an error, then "and N more"
-SHOWN_CHARS = 48      # each shortened to its last characters
+SHOWN_CHARS = 40      # each shortened to its last characters
 
 
 def real(path) -> str:
@@ -75,12 +75,9 @@ class AssetRoots:
         if self.holds(path):
             return None
         target, written = real(path), os.fspath(written)
-        if len(written) > SHOWN_CHARS:
-            written = "..." + written[-(SHOWN_CHARS - 3):]
-        where = f'"{written}"' + ("" if written == target else f" ({_short(target)})")
-        return (f"{where} is outside the folders a scene may read files from "
-                f"({self.listing()}); allow a folder with --asset-root DIR or "
-                f"${ENV_VAR}")
+        where = f'"{_short(written)}"' + ("" if written == target else f" ({_short(target)})")
+        return (f"{where} is outside the allowed folders ({self.listing()}); add one with "
+                f"--asset-root DIR or ${ENV_VAR}")
 
     def listing(self) -> str:
         """The folders, each shortened, at most SHOWN_FOLDERS of them."""
