@@ -294,7 +294,8 @@ def test_cli_asset_root_lets_a_file_in_and_its_absence_is_one_error(layout, tmp_
     path = scene_with(scene, "../outside/rock.obj")
     refused = sharnir("convert", path, tmp_path / "out.toml", cwd=tmp_path)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
-    assert "outside the allowed folders" in refused.stderr and 'field "shape.file"' in refused.stderr
+    assert "outside the allowed folders" in refused.stderr
+    assert 'field "shape.file"' in refused.stderr
     done = sharnir("convert", path, tmp_path / "out.toml", "--asset-root", outside,
                    cwd=tmp_path)
     assert done.returncode == 0, done.stderr
