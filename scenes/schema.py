@@ -81,7 +81,8 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
 * ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
   one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
-  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
+  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file; the file must
+  lie in the scene's folder or a declared asset root: scenes/asset_roots.py), each vertex
   multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
 * ``compound``: several shapes on one body,
   ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
@@ -489,7 +490,7 @@ class UrdfOptionsSpec(_Spec):
     """How an included URDF file is read (scenes/urdf.py, read_urdf): a fixed or floating
     base, a ground plane under it, motors on its actuated joints, fixed joints merged, its
     links colliding with one another, and more folders holding ROS packages (relative to the
-    including file)."""
+    including file, and inside the folders the scene may read from: scenes/asset_roots.py)."""
     fixed_base: StrictBool = True
     ground: StrictBool = False
     motors: StrictBool = True
