@@ -851,8 +851,8 @@ class World:
     def _runaway(self, i):
         """The RunawayError of body i, found beyond a speed bound by the last step."""
         state, cfg = self._state, self._config
-        speed = float(np.linalg.norm(state.body_vel[i]))
-        turn = float(np.linalg.norm(state.body_angvel[i]))
+        speed = math.hypot(*state.body_vel[i])       # (no overflow for a finite 1e200)
+        turn = math.hypot(*state.body_angvel[i])
         if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"]:
             quantity, value, setting, unit = "speed", speed, "max_speed", "m/s"
         else:
