@@ -153,15 +153,17 @@ def _compile(source: str):
 # <texture>'s cube faces, <model>) and the <compiler> folders they are looked up in
 _FILE_ATTRS = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
 _DIR_ATTRS = ("meshdir", "texturedir", "assetdir")
+_NESTED = ("include", "model")   # elements whose file is MJCF naming files of its own
 MAX_INCLUDES = 256   # MJCF files one model may include, all levels together
 
 
 def confine_files(path: Path, roots: AssetRoots) -> None:
     """Refuse the MJCF file `path` if a file it or its includes name lies outside `roots`,
     before MuJoCo's compiler opens any: the XML is read here (lxml, no entities, no DTD, no
-    network), includes first, each checked before it is read. Every place MuJoCo could look
-    a name up is checked (the main file's folder, the including file's, each <compiler>
-    meshdir, texturedir and assetdir), so no reading of the rules lets a file out."""
+    network), includes and <model> files first, each checked before it is read. Every place
+    MuJoCo could look a name up is checked (the main file's folder, the including file's,
+    each <compiler> meshdir, texturedir and assetdir), so no reading of the rules lets a
+    file out."""
     top = Path(os.path.abspath(path))
     folders = [top.parent]
     named, todo, seen = [], [top], set()
@@ -180,10 +182,10 @@ def confine_files(path: Path, roots: AssetRoots) -> None:
                 value = el.get(attr)
                 if not value:
                     continue
-                if el.tag != "include":
+                if el.tag not in _NESTED:
                     named.append((xml, el.sourceline, el.tag, attr, value))
                     continue
-                places = dict.fromkeys((top.parent / value, xml.parent / value))
+                places = dict.fromkeys(f / value for f in (*folders, xml.parent))
                 for place in places:
                     _confined(roots, xml, el.sourceline, el.tag, attr, value, place)
                 todo += [place for place in places if place.is_file()]

@@ -231,7 +231,7 @@ def mjcf(folder, asset="", geom="sphere", geom_attr="", compiler="", tail="", na
     return path
 
 
-@pytest.mark.parametrize("kind", ["mesh", "meshdir", "include", "texture", "hfield"])
+@pytest.mark.parametrize("kind", ["mesh", "meshdir", "include", "nested", "texture", "hfield"])
 def test_an_mjcf_file_outside_is_refused_before_mujoco_reads_it(layout, kind):
     pytest.importorskip("mujoco")
     scene, outside = layout
@@ -243,6 +243,10 @@ def test_an_mjcf_file_outside_is_refused_before_mujoco_reads_it(layout, kind):
                     f'<compiler meshdir="{outside}"/>')
     elif kind == "include":
         path = mjcf(scene, tail='<include file="../outside/part.xml"/>')
+    elif kind == "nested":                  # an included file inside, naming a mesh outside
+        (scene / "inner.xml").write_text('<mujoco><asset><mesh name="r" '
+                                         'file="../outside/rock.obj"/></asset></mujoco>')
+        path = mjcf(scene, tail='<include file="inner.xml"/>')
     elif kind == "texture":
         path = mjcf(scene, '<texture name="t" type="cube" fileright="/etc/hostname"/>')
     else:
