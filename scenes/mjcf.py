@@ -187,17 +187,19 @@ def confine_files(path: Path, roots: AssetRoots) -> None:
                     continue
                 places = dict.fromkeys(f / value for f in (*folders, xml.parent))
                 for place in places:
-                    _confined(roots, xml, el.sourceline, el.tag, attr, value, place)
+                    _confined(roots, path, xml, el.sourceline, el.tag, attr, value, place)
                 todo += [place for place in places if place.is_file()]
     for xml, line, tag, attr, value in named:
         for folder in dict.fromkeys((*folders, xml.parent)):
-            _confined(roots, xml, line, tag, attr, value, folder / value)
+            _confined(roots, path, xml, line, tag, attr, value, folder / value)
 
 
-def _confined(roots, xml, line, tag, attr, value, place):
+def _confined(roots, path, xml, line, tag, attr, value, place):
     refusal = roots.refusal(value, place)
     if refusal is not None:
-        raise SceneError(f'{xml}: line {line}: <{tag} {attr}="{value[:80]}">: {refusal}')
+        where = f"{xml}" if os.path.abspath(xml) == os.path.abspath(path) else \
+            f"{path}: included {xml}"
+        raise SceneError(f'{where}: line {line}: <{tag} {attr}="{value[:80]}">: {refusal}')
 
 
 def _parse_mjcf(xml: Path):
