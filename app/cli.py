@@ -66,6 +66,17 @@ outputs:
           that is not finite is written as null)
   Outputs are written whole or not at all; missing folders are created.
 
+blow-ups:
+  A state that is not finite, or a body faster than the scene's [world] max_speed
+  (default 1e4 m/s) or turning faster than max_angular_speed (1e5 rad/s), stops
+  the run with one error line naming the body, the step and the time (status 2);
+  --set world.max_speed=0 turns that check off.
+
+files:
+  A scene reads meshes and included files only from its own folder, Sharnir's
+  assets/, each --asset-root DIR (repeatable), $SHARNIR_ASSET_PATH,
+  $ROS_PACKAGE_PATH and ROS packages (folders with a package.xml).
+
 examples:
   sharnir run scenes/door.toml --csv out/door.csv
   sharnir run scenes/door.toml --set joints.hinge.friction=35 --json
