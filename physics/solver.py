@@ -61,9 +61,9 @@ from .constraint import (
     solve_packed_point,
     solve_position_block,
 )
-from .contact import (
+from .contact import detect_contacts
+from .contact_solver import (
     contact_wrenches,
-    detect_contacts,
     forced_approach,
     prepare_contacts,
     restitution,
