@@ -135,6 +135,8 @@ ContactSet = namedtuple("ContactSet", [
     "geom_aabb",      # (ngeom, 6)
     "geom_plane",     # (ngeom, 4)
     "geom_radius",    # (ngeom,) bounding sphere about the geom's origin (inf for planes)
+    "guard_path",     # (ngeom, 2, 3) the inner point of each dynamic geom at the start and the
+                      #   end of the step (ccd.guard_static)
     "bp_slot", "bp_order", "bp_box", "bp_start", "bp_big", "bp_planes", "bp_mark", "bp_cand",
     "bp_ext",
     "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
@@ -169,7 +171,7 @@ def make_contacts(ngeom, cap=64, pcap=64):
         new_impulse=np.zeros((cap, 6)), new_local=np.zeros((cap, 2, 3)),
         new_local_normal=np.zeros((cap, 3)), new_found_pose=np.zeros((cap, 7)),
         geom_pos=np.zeros((n, 3)), geom_rot=np.zeros((n, 3, 3)), geom_aabb=np.zeros((n, 6)),
-        geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n),
+        geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n), guard_path=np.zeros((n, 2, 3)),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
         m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
