@@ -48,6 +48,8 @@ anchor's rows with the P they just gave.
 Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
 cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
 overlap is removed by the position pass, which moves poses only, so no energy is injected.
+A point detection never saw (motion beyond the margin) or a solve that stops short lets a
+body sink; ccd.py keeps it from crossing a static plane or box.
 
 Restitution (eq. 19): a point whose approach speed v_n0 = Cdot_n at detection exceeds
 RESTITUTION_SPEED and that carries a normal impulse gets, after the iterations,
