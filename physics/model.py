@@ -35,6 +35,7 @@ Model = namedtuple("Model", [
     "joint_local_anchor",  # (njoint, 2, 3) anchor offset from each body's centre, body frame
     "joint_local_frame",   # (njoint, 2, 4) joint frame in each body frame (x = joint axis)
     "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
+    "joint_damping",       # (njoint,) viscous damping b, N m s/rad or N s/m (damper.py); live
     "joint_limit",         # (njoint, 2) lower, upper (rad or m)
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
@@ -98,6 +99,7 @@ State = namedtuple("State", [
     "motor_speed",           # (nmotor,) rotor rad/s, r times the joint's rate
     "motor_target",          # (nmotor,) the controller's last set-point (rad, m or a rate)
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
+    "joint_damper_impulse",  # (njoint, 3) the damping rows' impulses (damper.py), warm start
     "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
     "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
     "joint_friction_force",  # (njoint,) friction torque/force = p_fr / dt; spherical: its norm
@@ -145,6 +147,11 @@ Work = namedtuple("Work", [
     "motor_w",               # (nmotor, 12) M^-1 J^T
     "motor_coef",            # (nmotor, MOTOR_COEFS) k, c0, c1, largest impulse, starting rate
     "motor_impulse",         # (nmotor,) accumulated impulse of this step's solve
+    "damper_list",           # (njoint,) int64 the damped joints this step (damper.py)
+    "damper_count",          # (1,) int64 how many
+    "damper_w",              # (njoint, 3, 12) M^-1 J^T of each damped row
+    "damper_k",              # (njoint, 3) its effective mass
+    "damper_c",              # (njoint,) h b
     "k3",                    # (3, 3) scratch
 ])
 
@@ -186,6 +193,7 @@ def make_state(nbody, njoint, nmotor=0):
         motor_torque=np.zeros(nmotor), motor_speed=np.zeros(nmotor),
         motor_target=np.zeros(nmotor),
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
+        joint_damper_impulse=np.zeros((njoint, 3)),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
         joint_reaction=np.zeros((njoint, REACTION)), body_contact=np.zeros((nbody, REACTION)),
@@ -213,4 +221,7 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
         block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
         block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)),
         motor_row=np.zeros((nmotor, 12)), motor_w=np.zeros((nmotor, 12)),
-        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor))
+        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor),
+        damper_list=np.zeros(njoint, np.int64), damper_count=np.zeros(1, np.int64),
+        damper_w=np.zeros((njoint, 3, 12)), damper_k=np.zeros((njoint, 3)),
+        damper_c=np.zeros(njoint))

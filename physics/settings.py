@@ -130,6 +130,9 @@ SETTINGS = dict([
     # a joint's Coulomb friction limit (a scene's [[joints]] friction, World.set_friction)
     _setting("friction", "float", 0.0, 1e6, "N m or N", 0.0,
              "a joint's Coulomb friction limit (N m turning, N sliding)"),
+    # a joint's viscous damping (a scene's [[joints]] damping, World.set_damping)
+    _setting("damping", "float", 0.0, 1e6, "N m s/rad or N s/m", 0.0,
+             "a joint's viscous damping, implicit (N m s/rad turning, N s/m sliding)"),
     # the app's physics thread (SetSpeed)
     _setting("speed", "float", 1.0 / 32.0, 4.0, "x", 1.0,
              "slow motion: simulated seconds per wall-clock second"),

@@ -207,6 +207,7 @@ class _Joint:
     local_frame: np.ndarray
     friction: float
     limits: tuple | None
+    damping: float = 0.0
     motor: "DCMotor | None" = None
     voltage: float = 0.0
     controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
@@ -416,10 +417,11 @@ class World:
         return len(self._bodies) - 1
 
     def add_joint(self, name, type, body_a, body_b, *, anchor=(0.0, 0.0, 0.0),
-                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None):
+                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None, damping=0.0):
         """Join two bodies; anchor and axis in world coordinates at the bodies' current poses.
         friction: Coulomb limit, N m (revolute, spherical) or N (prismatic).
-        limits: (lower, upper) in rad (revolute) or m (prismatic)."""
+        limits: (lower, upper) in rad (revolute) or m (prismatic).
+        damping: viscous, N m s/rad (revolute, spherical) or N s/m (prismatic) (damper.py)."""
         if not isinstance(name, str) or not name:
             raise ValueError("a joint needs a non-empty name")
         if name in self.joint_names:
@@ -445,6 +447,12 @@ class World:
             raise ValueError(f"joint {name!r}: {exc}") from None
         if friction > 0 and not HAS_FRICTION[jt]:
             raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
+        try:
+            damping = SETTINGS["damping"].check(damping)
+        except ValueError as exc:
+            raise ValueError(f"joint {name!r}: damping: {exc}") from None
+        if damping > 0 and not HAS_FRICTION[jt]:
+            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to damp")
         if limits is not None:
             if not HAS_LIMITS[jt]:
                 raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
@@ -459,7 +467,8 @@ class World:
             R = quat_to_matrix(body[1])
             anchors[side] = R.T @ (p - body[0])
             frames[side] = _quat_mul(_quat_conj(body[1]), frame)
-        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits))
+        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
+                                   damping))
         self._invalidate()
         return len(self._joints) - 1
 
@@ -657,6 +666,7 @@ class World:
             joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
             joint_local_frame=np.array([j.local_frame for j in J]).reshape(nj, 2, 4),
             joint_friction=np.array([j.friction for j in J], float).reshape(nj),
+            joint_damping=np.array([j.damping for j in J], float).reshape(nj),
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
@@ -710,6 +720,7 @@ class World:
             s.body_force[:nbo] = old.body_force
             s.body_torque[:nbo] = old.body_torque
             s.joint_impulse[:njo] = old.joint_impulse
+            s.joint_damper_impulse[:njo] = old.joint_damper_impulse
             s.joint_coord[:njo] = old.joint_coord
             for name in ("drag_body", "drag_flags", "drag_point", "drag_target", "drag_quat",
                          "drag_param"):   # (bodies are only ever added: the index holds)
@@ -905,6 +916,8 @@ class World:
             self._capture_state()
             c = self._carry
             self._carry = c._replace(joint_impulse=np.delete(c.joint_impulse, j, axis=0),
+                                     joint_damper_impulse=np.delete(c.joint_damper_impulse, j,
+                                                                    axis=0),
                                      joint_coord=np.delete(c.joint_coord, j, axis=0))
         del self._joints[j]
         self._model = None
@@ -922,6 +935,19 @@ class World:
         self._joints[j].friction = v
         if self._model is not None:
             self._model.joint_friction[j] = v
+
+    def set_damping(self, joint, value):
+        """Set a joint's viscous damping (N m s/rad or N s/m), effective at the next step."""
+        j = self._joint_index(joint)
+        try:
+            v = SETTINGS["damping"].check(value)
+        except ValueError as exc:
+            raise ValueError(f"joint {self._joints[j].name!r}: damping: {exc}") from None
+        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
+            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no damping")
+        self._joints[j].damping = v
+        if self._model is not None:
+            self._model.joint_damping[j] = v
 
     def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
         """A force at the centre of mass and a torque (world frame) that act until changed."""
@@ -1117,6 +1143,11 @@ class World:
     @property
     def joint_friction_limit(self):
         return np.array([j.friction for j in self._joints])
+
+    @property
+    def joint_damping(self):
+        """Each joint's viscous damping, N m s/rad or N s/m."""
+        return np.array([j.damping for j in self._joints])
 
     @property
     def body_mass(self):

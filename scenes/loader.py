@@ -187,6 +187,7 @@ def build_world(
                 axis=joint.axis,
                 friction=joint.friction,
                 limits=joint.limits,
+                damping=joint.damping,
             )
             if joint.motor is not None:
                 m = joint.motor

@@ -61,11 +61,13 @@ What maps, and how:
                         (with a spring: "position", kp = k, kd = kv g^2, as at ctrl 0)
   dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
                         voltage_limit as for motor (its ctrl is the terminal voltage)
-  no actuator           K / R = sqrt(b): R = 1, K = sqrt(b)
+  no actuator           K / R = sqrt(b): R = 1, K = sqrt(b); damping alone (no armature, no
+                        spring, no actuator) is the joint's own viscous damping instead, as
+                        is a ball joint's and the damping under a dcmotor (physics/damper.py)
   ====================  =====================================================================
 
   With b = 0 the back-EMF cannot vanish: it is `NO_DAMPING` (1e-6 N m s). ``forcerange`` ->
-  ``torque_limit`` (times the gear). Joint damping on a ball joint, other actuator types
+  ``torque_limit`` (times the gear). Stiffness and armature on a ball joint, other actuator types
   (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
   a second actuator on one joint do not map.
 
@@ -451,9 +453,14 @@ class _Reader:
                               "(the largest is used)")
                 if m.jnt_limited[j]:
                     self.note(f'the cone limit of ball joint "{names[k]}"')
-                if m.jnt_stiffness[j] or any(m.dof_damping[dof:dof + 3]) \
-                        or any(m.dof_armature[dof:dof + 3]):
-                    self.note(f'damping, stiffness or armature of ball joint "{names[k]}"')
+                damping = [float(x) for x in m.dof_damping[dof:dof + 3]]
+                if max(damping) > 0:   # isotropic viscous damping (physics/damper.py)
+                    joint["damping"] = max(damping)
+                    if len(set(damping)) > 1:
+                        self.note(f'unequal damping on the axes of ball joint "{names[k]}" '
+                                  "(the largest is used)")
+                if m.jnt_stiffness[j] or any(m.dof_armature[dof:dof + 3]):
+                    self.note(f'stiffness or armature of ball joint "{names[k]}"')
             if friction > 0:
                 joint["friction"] = friction
             joint["_id"] = j
@@ -483,12 +490,19 @@ class _Reader:
             if joint["type"] not in ("revolute", "prismatic"):
                 continue
             mine = acts.get(j, [])
+            dof = int(m.jnt_dofadr[j])
+            if not mine and m.jnt_stiffness[j] == 0 and m.dof_armature[dof] == 0:
+                if m.dof_damping[dof] > 0:   # damping alone: the joint's viscous damping
+                    joint["damping"] = float(m.dof_damping[dof])
+                continue
             for a in mine[1:]:
                 label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
                 self.note(f'actuator "{label}" (a second actuator on joint "{joint["name"]}")')
             motor = self.motor(j, joint["name"], mine[0] if mine else None)
             if motor is not None:
                 joint["motor"] = motor
+                if motor.pop("_damping", 0.0) > 0:   # a dcmotor's back-EMF is its own: the
+                    joint["damping"] = float(m.dof_damping[dof])   # joint's damping adds
         for joint in joints:
             joint.pop("_id", None)
 
@@ -535,12 +549,9 @@ class _Reader:
                 R, K = float(m.actuator_gainprm[a, 0]), float(m.actuator_gainprm[a, 1])
                 te = float(m.actuator_dynprm[a, 0])
                 motor.update(resistance=R, torque_constant=K, gear_ratio=g,
-                             inductance=max(te, 0.0) * R)
+                             inductance=max(te, 0.0) * R, _damping=b)
                 if m.actuator_ctrllimited[a] and k == 0:
                     motor["voltage_limit"] = float(np.abs(m.actuator_ctrlrange[a]).max())
-                if b > 0:
-                    self.note(f'joint damping of "{joint}" (under a dcmotor, whose back-EMF '
-                              "is its own)")
                 if int(m.actuator_actnum[a]) > (1 if te > 0 else 0):
                     self.note(f'dcmotor "{label}": its controller, cogging, thermal or LuGre '
                               "states (the bare motor is used)")

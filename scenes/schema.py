@@ -59,6 +59,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised
     friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic),
                                      # default 0 (range below); must be 0 on fixed joints
+    damping = 0.0                    # viscous, N m s/rad (revolute, spherical) or N s/m
+                                     # (prismatic), implicit; default 0; 0 on fixed joints
     limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
                                      # m (prismatic); not allowed on spherical and fixed joints
 
@@ -432,6 +434,7 @@ class JointSpec(_Spec):
     anchor: Vec3 = (0.0, 0.0, 0.0)
     axis: UnitVec3 = (0.0, 0.0, 1.0)
     friction: _ranged("friction") = SETTINGS["friction"].default
+    damping: _ranged("damping") = SETTINGS["damping"].default
     limits: tuple[Real, Real] | None = None
     motor: MotorSpec | None = None
 
@@ -446,6 +449,8 @@ class JointSpec(_Spec):
                                          "(only revolute and prismatic)"))
         if self.type == "fixed" and self.friction > 0:
             problems.append((("friction",), "must be 0 on a fixed joint, which cannot slip"))
+        if self.type == "fixed" and self.damping > 0:
+            problems.append((("damping",), "must be 0 on a fixed joint, which cannot move"))
         if self.limits is not None:
             lower, upper = self.limits
             if self.type in ("spherical", "fixed"):

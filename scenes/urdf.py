@@ -32,8 +32,8 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   with the parallel-axis theorem, collision parts moved into the parent's frame) or else a
   Sharnir fixed joint. Anchor = the child link's origin, axis = the joint axis, both in world
   coordinates at the initial pose; body_a = the parent, body_b = the child, so the joint
-  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction; damping (no
-  viscous damping in Sharnir), <mimic> (no coupling: the joint is driven on its own),
+  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction, damping ->
+  its viscous damping (physics/damper.py); <mimic> (no coupling: the joint is driven on its own),
   floating and planar joints (the child is left free) are listed in the warning.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
@@ -675,6 +675,8 @@ class _Builder:
         if joint.type == "spherical":
             if joint.friction > 0:
                 spec["friction"] = joint.friction
+            if joint.damping > 0:
+                spec["damping"] = joint.damping
             return {**spec, "type": "spherical"}
         spec["type"] = "prismatic" if joint.type == "prismatic" else "revolute"
         spec["axis"] = _floats(R @ joint.axis)
@@ -683,8 +685,7 @@ class _Builder:
         if joint.friction > 0:
             spec["friction"] = joint.friction
         if joint.damping > 0:
-            self.notes.add("joint damping (Sharnir has no viscous damping)",
-                           f'"{joint.name}" ({joint.damping:g})')
+            spec["damping"] = joint.damping
         if joint.mimic is not None:
             self.notes.add("mimic joints (driven on their own, not coupled)",
                            f'"{joint.name}" (mimics "{joint.mimic}")')
