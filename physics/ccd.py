@@ -48,7 +48,7 @@ _JIT = dict(nogil=True, cache=True)
 GUARD_GAP = 1e-6   # m: how far outside the face a stopped inner point is put
 
 
-@njit(**_JIT)
+@njit(inline="always", **_JIT)
 def _convex(kind):
     """The kinds whose inner point is known: the primitives and hulls."""
     return (kind == BOX or kind == SPHERE or kind == CAPSULE or kind == CYLINDER
@@ -56,16 +56,17 @@ def _convex(kind):
 
 
 @njit(**_JIT)
-def _inner_point(model, g):
-    """k_g, in the geom's frame: 0 for a primitive, the mean of a hull's vertices."""
-    if model.geom_kind[g] != HULL:
+def _inner_point(kind, first, count, hull_vert):
+    """k_g, in the geom's frame: 0 for a primitive, the mean of a hull's vertices (first,
+    count: the geom's model.geom_hull row; arrays and numbers, not the named tuples: a call
+    that takes a tuple costs a reference count per array in it)."""
+    if kind != HULL:
         return 0.0, 0.0, 0.0
-    first, count = model.geom_hull[g, 0], model.geom_hull[g, 1]
     k0 = k1 = k2 = 0.0
     for i in range(first, first + count):
-        k0 += model.hull_vert[i, 0]
-        k1 += model.hull_vert[i, 1]
-        k2 += model.hull_vert[i, 2]
+        k0 += hull_vert[i, 0]
+        k1 += hull_vert[i, 1]
+        k2 += hull_vert[i, 2]
     s = 1.0 / max(count, 1)
     return k0 * s, k1 * s, k2 * s
 
@@ -129,73 +130,74 @@ def _stop(model, state, path, g, tau, n0, n1, n2):
 
 
 @njit(**_JIT)
-def _guarded(model, g):
-    """A geom of a dynamic body whose inner point is known."""
-    return model.body_dynamic[model.geom_body[g]] and _convex(model.geom_kind[g])
-
-
-@njit(**_JIT)
 def guard_static(model, state, contacts):
     """After the position pass: stop every dynamic geom's inner point on the face of a static
     plane or box it would have entered this step (module docstring); returns how many
-    stops."""
-    kinds, gpos, grot, path = model.geom_kind, contacts.geom_pos, contacts.geom_rot, \
-        contacts.guard_path
+    stops.  (Arrays are taken out of the tuples once and indexed in place: a helper call
+    with a tuple, or a view per geom, cost more than the tests themselves.)"""
+    kinds, gbody, dynamic = model.geom_kind, model.geom_body, model.body_dynamic
+    gpos, grot, path = contacts.geom_pos, contacts.geom_rot, contacts.guard_path
+    lrot, lpos, hulls, verts = (model.geom_local_rot, model.geom_local_pos, model.geom_hull,
+                                model.hull_vert)
+    x, quat = state.body_pos, state.body_quat
     ngeom = kinds.shape[0]
     for g in range(ngeom):   # each inner point's path over the step
-        if not _guarded(model, g):
+        if not (dynamic[gbody[g]] and _convex(kinds[g])):
             continue
-        k = _inner_point(model, g)
-        r = grot[g]
-        lr, lp = model.geom_local_rot[g], model.geom_local_pos[g]
-        kb = (lp[0] + lr[0, 0] * k[0] + lr[0, 1] * k[1] + lr[0, 2] * k[2],
-              lp[1] + lr[1, 0] * k[0] + lr[1, 1] * k[1] + lr[1, 2] * k[2],
-              lp[2] + lr[2, 0] * k[0] + lr[2, 1] * k[1] + lr[2, 2] * k[2])
-        b = model.geom_body[g]
-        qb = state.body_quat[b]
-        off = quat_rotate((qb[0], qb[1], qb[2], qb[3]), kb)
+        k = _inner_point(kinds[g], hulls[g, 0], hulls[g, 1], verts)
+        kb = (lpos[g, 0] + lrot[g, 0, 0] * k[0] + lrot[g, 0, 1] * k[1] + lrot[g, 0, 2] * k[2],
+              lpos[g, 1] + lrot[g, 1, 0] * k[0] + lrot[g, 1, 1] * k[1] + lrot[g, 1, 2] * k[2],
+              lpos[g, 2] + lrot[g, 2, 0] * k[0] + lrot[g, 2, 1] * k[1] + lrot[g, 2, 2] * k[2])
+        b = gbody[g]
+        off = quat_rotate((quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]), kb)
         for q in range(3):
-            path[g, 0, q] = gpos[g, q] + r[q, 0] * k[0] + r[q, 1] * k[1] + r[q, 2] * k[2]
-            path[g, 1, q] = state.body_pos[b, q] + off[q]
+            path[g, 0, q] = (gpos[g, q] + grot[g, q, 0] * k[0] + grot[g, q, 1] * k[1]
+                             + grot[g, q, 2] * k[2])
+            path[g, 1, q] = x[b, q] + off[q]
     stops = 0
+    box, plane, size = contacts.geom_aabb, contacts.geom_plane, model.geom_size
     for s in range(ngeom):
         ks = kinds[s]
-        if (ks != PLANE and ks != BOX) or model.body_kind[model.geom_body[s]] != STATIC:
+        if (ks != PLANE and ks != BOX) or model.body_kind[gbody[s]] != STATIC:
             continue
-        box = contacts.geom_aabb[s]
-        q = grot[s]
         for g in range(ngeom):
-            if not _guarded(model, g):
+            if not (dynamic[gbody[g]] and _convex(kinds[g])):
                 continue
-            p0, p1 = path[g, 0], path[g, 1]
             if ks == PLANE:
-                n0, n1, n2 = (contacts.geom_plane[s, 0], contacts.geom_plane[s, 1],
-                              contacts.geom_plane[s, 2])
-                d = contacts.geom_plane[s, 3]
-                s0 = n0 * p0[0] + n1 * p0[1] + n2 * p0[2] - d
-                s1 = n0 * p1[0] + n1 * p1[1] + n2 * p1[2] - d
+                s0 = (plane[s, 0] * path[g, 0, 0] + plane[s, 1] * path[g, 0, 1]
+                      + plane[s, 2] * path[g, 0, 2] - plane[s, 3])
+                s1 = (plane[s, 0] * path[g, 1, 0] + plane[s, 1] * path[g, 1, 1]
+                      + plane[s, 2] * path[g, 1, 2] - plane[s, 3])
                 if s0 > 0.0 and s1 <= 0.0:
-                    _stop(model, state, path, g, s0 / (s0 - s1), n0, n1, n2)
+                    _stop(model, state, path, g, s0 / (s0 - s1), plane[s, 0], plane[s, 1],
+                          plane[s, 2])
                     stops += 1
                 continue
             # the segment's box against the static box's (grown by the margin: a test only)
-            if (max(p0[0], p1[0]) < box[0] or min(p0[0], p1[0]) > box[3]
-                    or max(p0[1], p1[1]) < box[1] or min(p0[1], p1[1]) > box[4]
-                    or max(p0[2], p1[2]) < box[2] or min(p0[2], p1[2]) > box[5]):
+            out = False
+            for q in range(3):
+                lo = min(path[g, 0, q], path[g, 1, q])
+                hi = max(path[g, 0, q], path[g, 1, q])
+                if hi < box[s, q] or lo > box[s, 3 + q]:
+                    out = True
+                    break
+            if out:
                 continue
-            c0, c1, c2 = p0[0] - gpos[s, 0], p0[1] - gpos[s, 1], p0[2] - gpos[s, 2]
-            w0, w1, w2 = p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]
+            c0, c1, c2 = (path[g, 0, 0] - gpos[s, 0], path[g, 0, 1] - gpos[s, 1],
+                          path[g, 0, 2] - gpos[s, 2])
+            w0, w1, w2 = (path[g, 1, 0] - path[g, 0, 0], path[g, 1, 1] - path[g, 0, 1],
+                          path[g, 1, 2] - path[g, 0, 2])
             tau, axis, side = _box_entry(
-                q[0, 0] * c0 + q[1, 0] * c1 + q[2, 0] * c2,
-                q[0, 1] * c0 + q[1, 1] * c1 + q[2, 1] * c2,
-                q[0, 2] * c0 + q[1, 2] * c1 + q[2, 2] * c2,
-                q[0, 0] * w0 + q[1, 0] * w1 + q[2, 0] * w2,
-                q[0, 1] * w0 + q[1, 1] * w1 + q[2, 1] * w2,
-                q[0, 2] * w0 + q[1, 2] * w1 + q[2, 2] * w2,
-                model.geom_size[s, 0], model.geom_size[s, 1], model.geom_size[s, 2])
+                grot[s, 0, 0] * c0 + grot[s, 1, 0] * c1 + grot[s, 2, 0] * c2,
+                grot[s, 0, 1] * c0 + grot[s, 1, 1] * c1 + grot[s, 2, 1] * c2,
+                grot[s, 0, 2] * c0 + grot[s, 1, 2] * c1 + grot[s, 2, 2] * c2,
+                grot[s, 0, 0] * w0 + grot[s, 1, 0] * w1 + grot[s, 2, 0] * w2,
+                grot[s, 0, 1] * w0 + grot[s, 1, 1] * w1 + grot[s, 2, 1] * w2,
+                grot[s, 0, 2] * w0 + grot[s, 1, 2] * w1 + grot[s, 2, 2] * w2,
+                size[s, 0], size[s, 1], size[s, 2])
             if tau < 0.0:
                 continue
-            _stop(model, state, path, g, tau, side * q[0, axis], side * q[1, axis],
-                  side * q[2, axis])
+            _stop(model, state, path, g, tau, side * grot[s, 0, axis], side * grot[s, 1, axis],
+                  side * grot[s, 2, axis])
             stops += 1
     return stops
