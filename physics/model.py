@@ -111,8 +111,9 @@ State = namedtuple("State", [
                              #   about the anchor on B; J^T p / dt of the last step
     "body_contact",          # (nbody, REACTION) summed contact force (N) on each body and its
                              #   torque about the centre of mass (N m), world, the last step
-    "solver_stats",          # (4,) iterations, final residual max|dp|, solve seconds,
-                             #      1 + index of the first body found non-finite (0: none)
+    "solver_stats",          # (5,) iterations, final residual max|dp|, solve seconds,
+                             #      1 + index of the first body found non-finite (0: none),
+                             #      1 + index of the first body beyond the speed bounds
 ])
 
 Work = namedtuple("Work", [
@@ -166,16 +167,18 @@ Settings = namedtuple("Settings", [
     "manifold_reuse",        # m: a touching pair whose bodies moved no point of either geom
                              #   further than this since its manifold was found keeps that
                              #   manifold (contact.detect_contacts); 0 = every pair afresh
+    "max_speed",             # m/s: a dynamic body faster than this ends the step as RUNAWAY
+    "max_angular_speed",     # rad/s: likewise for its angular velocity; 0 turns either off
 ])
 
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
-                  manifold_reuse):
+                  manifold_reuse, max_speed, max_angular_speed):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
                     float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
-                    float(manifold_reuse))
+                    float(manifold_reuse), float(max_speed), float(max_angular_speed))
 
 
 def make_state(nbody, njoint, nmotor=0):
@@ -197,7 +200,7 @@ def make_state(nbody, njoint, nmotor=0):
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
         joint_reaction=np.zeros((njoint, REACTION)), body_contact=np.zeros((nbody, REACTION)),
-        solver_stats=np.zeros(4))
+        solver_stats=np.zeros(5))
 
 
 def make_work(nbody, njoint, ngroup, nisland, nmotor=0):

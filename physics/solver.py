@@ -133,7 +133,7 @@ _JIT = dict(nogil=True, cache=True)
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
-OK, NONFINITE, OVERFLOW = 0, 1, 2  # step status
+OK, NONFINITE, OVERFLOW, RUNAWAY = 0, 1, 2, 3  # step status
 POSITION_STALL = 0.5   # a position sweep that leaves more than this share of the error the
                        # previous one met is the last: a light link between heavy ones (a
                        # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
@@ -1079,10 +1079,30 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
+def first_runaway_body(body_kind, state, max_speed, max_angular_speed):
+    """The first dynamic body moving faster than max_speed (m/s) or turning faster than
+    max_angular_speed (rad/s), a bound of 0 being off; -1 if none. Squared norms against
+    squared bounds: no square root per body."""
+    v2 = max_speed * max_speed
+    w2 = max_angular_speed * max_angular_speed
+    vel, angvel = state.body_vel, state.body_angvel
+    for i in range(body_kind.shape[0]):
+        if body_kind[i] != DYNAMIC:
+            continue
+        if max_speed > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2:
+            return i
+        if (max_angular_speed > 0.0
+                and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2):
+            return i
+    return -1
+
+
+@njit(**_JIT)
 def step(model, state, work, contacts, settings):
     """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
-    non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
-    and call again)."""
+    non-finite), RUNAWAY (a dynamic body beyond the speed bounds: finite, but no real
+    system's; solver_stats[4] names it) or OVERFLOW (the contact arrays are too small:
+    nothing changed, grow them and call again)."""
     free_motion(model, state, work, settings)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
@@ -1122,7 +1142,12 @@ def step(model, state, work, contacts, settings):
     state.step_count[0] += 1
     bad = first_nonfinite_body(model.body_kind, state)
     state.solver_stats[3] = bad + 1
-    return OK if bad < 0 else NONFINITE
+    if bad >= 0:
+        return NONFINITE
+    fast = first_runaway_body(model.body_kind, state, settings.max_speed,
+                              settings.max_angular_speed)
+    state.solver_stats[4] = fast + 1
+    return OK if fast < 0 else RUNAWAY
 
 
 @njit(**_JIT)
@@ -1136,8 +1161,8 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
     rec_quat (n, nbody, 4), rec_contact (n, len(contact_bodies), REACTION) the summed contact
     wrench of the bodies contact_bodies (int64).
     Returns (steps done, status of the last step): fewer steps than asked when the state
-    went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
-    done)."""
+    went non-finite (NONFINITE), a body ran away (RUNAWAY, that step done and recorded) or
+    the contact arrays must grow (OVERFLOW, that step not done)."""
     for k in range(nsteps):
         status = step(model, state, work, contacts, settings)
         if status == OVERFLOW:

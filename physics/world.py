@@ -62,12 +62,24 @@ from .shape import (  # noqa: E402
 )
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
-from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
+from .solver import NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
 
 class SimulationError(RuntimeError):
     """The state went non-finite (NaN or inf); the message names the body and the time."""
+
+
+class RunawayError(SimulationError):
+    """A dynamic body moves or turns faster than the `max_speed` / `max_angular_speed`
+    settings allow: finite, but no real system's (a force of 1e13 N, a solve gone wrong).
+    The message is one line naming the body, the quantity, its value and bound, the step and
+    the time; the same facts are attributes. The state is that after the step that found it."""
+
+    def __init__(self, message, *, body, quantity, value, bound, setting, step, time):
+        super().__init__(message)
+        self.body, self.quantity, self.value, self.bound = body, quantity, value, bound
+        self.setting, self.step, self.time = setting, step, time
 
 
 def _vec(name, value, n=3):
@@ -300,7 +312,9 @@ class World:
                  position_iterations=SETTINGS["position_iterations"].default,
                  tolerance=SETTINGS["tolerance"].default, budget_ms=SETTINGS["budget_ms"].default,
                  warm_start=SETTINGS["warm_start"].default,
-                 manifold_reuse=SETTINGS["manifold_reuse"].default):
+                 manifold_reuse=SETTINGS["manifold_reuse"].default,
+                 max_speed=SETTINGS["max_speed"].default,
+                 max_angular_speed=SETTINGS["max_angular_speed"].default):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -313,13 +327,15 @@ class World:
         self._hook, self._hook_every = None, 1
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
-                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse)
+                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse,
+                       max_speed=max_speed, max_angular_speed=max_angular_speed)
         self.source = None
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step.
+        tolerance, budget_ms, warm_start, manifold_reuse, max_speed, max_angular_speed); takes
+        effect at the next step.
         The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
         name) raises ValueError naming the setting, the value and the range, and nothing
         changes then."""
@@ -841,6 +857,26 @@ class World:
             raise SimulationError(
                 f"the simulation became non-finite at t = {state.time[0]:.6g} s "
                 f"(body {self._bodies[i].name!r}); check the parameters last changed")
+        if status == RUNAWAY:
+            raise self._runaway(int(state.solver_stats[4]) - 1)
+
+    def _runaway(self, i):
+        """The RunawayError of body i, found beyond a speed bound by the last step."""
+        state, cfg = self._state, self._config
+        speed = math.hypot(*state.body_vel[i])       # (no overflow for a finite 1e200)
+        turn = math.hypot(*state.body_angvel[i])
+        if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"]:
+            quantity, value, setting, unit = "speed", speed, "max_speed", "m/s"
+        else:
+            quantity, value, setting, unit = "angular speed", turn, "max_angular_speed", "rad/s"
+        bound, step, t = cfg[setting], int(state.step_count[0]), float(state.time[0])
+        name = self._bodies[i].name
+        return RunawayError(
+            f"body {name!r} reached a {quantity} of {value:.3g} {unit} at step {step} "
+            f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: no rigid body does that, "
+            f"a force or a parameter is far off ({setting} = 0 turns this check off)",
+            body=name, quantity=quantity, value=value, bound=bound, setting=setting,
+            step=step, time=t)
 
     def _advance_hooked(self, n, rec):
         """One kernel call per step, the hook called before each (see set_hook)."""
@@ -1255,7 +1291,7 @@ class World:
     def solver_stats(self):
         """Last step: iterations done, final residual (max |dp|, N s), solve wall seconds."""
         _, state, _ = self._ready()
-        it, res, sec, _ = state.solver_stats
+        it, res, sec = state.solver_stats[:3]
         return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
 
 

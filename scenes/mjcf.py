@@ -84,11 +84,13 @@ become Sharnir's hard contacts with a circular cone.
 """
 
 import math
+import os
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from .asset_roots import AssetRoots
 from .loader import SceneError, read_bytes
 
 # share of a body's mass each intermediate body of a multi-joint body takes
@@ -111,19 +113,22 @@ class MjcfWarning(UserWarning):
     """What of an MJCF file Sharnir does not simulate, in one message."""
 
 
-def read_mjcf(path: str | Path) -> dict:
+def read_mjcf(path: str | Path, asset_roots: AssetRoots | None = None) -> dict:
     """The raw scene dict (the structure a TOML scene parses to) of the MJCF file `path`;
-    what cannot be simulated is named in one `MjcfWarning`."""
-    raw, notes = mjcf_scene(path)
+    what cannot be simulated is named in one `MjcfWarning`. Its includes and asset files
+    must lie in `asset_roots` (default: `AssetRoots.of(path)`; see `confine_files`)."""
+    raw, notes = mjcf_scene(path, asset_roots)
     if notes:
         warnings.warn(f"{path}: Sharnir does not simulate: " + "; ".join(notes), MjcfWarning,
                       stacklevel=2)
     return raw
 
 
-def mjcf_scene(path: str | Path) -> tuple[dict, list[str]]:
+def mjcf_scene(path: str | Path, asset_roots: AssetRoots | None = None
+               ) -> tuple[dict, list[str]]:
     """(raw scene dict, notes on what does not map) of the MJCF file `path`."""
     source = str(path)
+    confine_files(Path(path), AssetRoots.of(path) if asset_roots is None else asset_roots)
     m = _compile(source)
     import mujoco
 
@@ -144,6 +149,72 @@ def _compile(source: str):
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:300]}") from None
+
+
+# the attributes of MJCF elements that name files (<include>, <mesh>, <hfield>, <skin>,
+# <texture>'s cube faces, <model>) and the <compiler> folders they are looked up in
+_FILE_ATTRS = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+_DIR_ATTRS = ("meshdir", "texturedir", "assetdir")
+_NESTED = ("include", "model")   # elements whose file is MJCF naming files of its own
+MAX_INCLUDES = 256   # MJCF files one model may include, all levels together
+
+
+def confine_files(path: Path, roots: AssetRoots) -> None:
+    """Refuse the MJCF file `path` if a file it or its includes name lies outside `roots`,
+    before MuJoCo's compiler opens any: the XML is read here (lxml, no entities, no DTD, no
+    network), includes and <model> files first, each checked before it is read. Every place
+    MuJoCo could look a name up is checked (the main file's folder, the including file's,
+    each <compiler> meshdir, texturedir and assetdir), so no reading of the rules lets a
+    file out."""
+    top = Path(os.path.abspath(path))
+    folders = [top.parent]
+    named, todo, seen = [], [top], set()
+    while todo:
+        xml = todo.pop()
+        if os.path.realpath(xml) in seen:
+            continue
+        seen.add(os.path.realpath(xml))
+        if len(seen) > MAX_INCLUDES:
+            raise SceneError(f"{path}: includes more than {MAX_INCLUDES} files")
+        for el in _parse_mjcf(xml).iter():
+            if not isinstance(el.tag, str):
+                continue
+            folders += [top.parent / el.get(a) for a in _DIR_ATTRS if el.get(a)]
+            for attr in _FILE_ATTRS:
+                value = el.get(attr)
+                if not value:
+                    continue
+                if el.tag not in _NESTED:
+                    named.append((xml, el.sourceline, el.tag, attr, value))
+                    continue
+                places = dict.fromkeys(f / value for f in (*folders, xml.parent))
+                for place in places:
+                    _confined(roots, path, xml, el.sourceline, el.tag, attr, value, place)
+                todo += [place for place in places if place.is_file()]
+    for xml, line, tag, attr, value in named:
+        for folder in dict.fromkeys((*folders, xml.parent)):
+            _confined(roots, path, xml, line, tag, attr, value, folder / value)
+
+
+def _confined(roots, path, xml, line, tag, attr, value, place):
+    refusal = roots.refusal(value, place)
+    if refusal is not None:
+        where = f"{xml}" if os.path.abspath(xml) == os.path.abspath(path) else \
+            f"{path}: included {xml}"
+        raise SceneError(f'{where}: line {line}: <{tag} {attr}="{value[:80]}">: {refusal}')
+
+
+def _parse_mjcf(xml: Path):
+    from lxml import etree
+
+    data = read_bytes(xml, str(xml))   # a regular file of bounded size, or SceneError
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False, remove_comments=True, remove_pis=True)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else "?"
+        raise SceneError(f"{xml}: line {line}: not well-formed XML ({exc.msg})") from None
 
 
 def _name(m, kind, i: int, fallback: str) -> str:

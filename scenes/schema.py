@@ -15,6 +15,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     [world]                          # optional table; the ranges of [world] and [solver]
     gravity = [0.0, 0.0, -9.81]      # are listed under "Ranges" below
     dt = 0.01                        # s
+    max_speed = 1e4                  # m/s: a dynamic body faster than this stops the run as
+    max_angular_speed = 1e5          # a blow-up (rad/s: turning faster); 0 = no such check
 
     [solver]                         # optional table
     iterations = 100                 # velocity iterations (max)
@@ -81,7 +83,8 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
 * ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
   one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
-  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
+  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file; the file must
+  lie in the scene's folder or a declared asset root: scenes/asset_roots.py), each vertex
   multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
 * ``compound``: several shapes on one body,
   ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
@@ -320,6 +323,8 @@ class WorldSpec(_Spec):
     gravity: tuple[_ranged("gravity"), _ranged("gravity"), _ranged("gravity")] = \
         SETTINGS["gravity"].default
     dt: _ranged("dt") = SETTINGS["dt"].default
+    max_speed: _ranged("max_speed") = SETTINGS["max_speed"].default
+    max_angular_speed: _ranged("max_angular_speed") = SETTINGS["max_angular_speed"].default
 
 
 class SolverSpec(_Spec):
@@ -490,7 +495,7 @@ class UrdfOptionsSpec(_Spec):
     """How an included URDF file is read (scenes/urdf.py, read_urdf): a fixed or floating
     base, a ground plane under it, motors on its actuated joints, fixed joints merged, its
     links colliding with one another, and more folders holding ROS packages (relative to the
-    including file)."""
+    including file, and inside the folders the scene may read from: scenes/asset_roots.py)."""
     fixed_base: StrictBool = True
     ground: StrictBool = False
     motors: StrictBool = True

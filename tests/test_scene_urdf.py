@@ -407,7 +407,8 @@ def test_plain_paths_are_relative_to_the_urdf_and_file_uris_absolute(arm, tmp_pa
     mesh = pkg / "meshes" / "link4.stl"
     relative = os.path.relpath(mesh, pkg / "urdf")
     assert hull_file(write(pkg / "urdf", mesh_link(relative), "rel.urdf")) == mesh
-    assert hull_file(write(tmp_path, mesh_link(f"file://{mesh}"))) == mesh
+    # (a file outside the URDF's folder and packages needs its folder declared)
+    assert hull_file(write(tmp_path, mesh_link(f"file://{mesh}")), package_roots=[pkg]) == mesh
 
 
 def test_a_non_uniform_mesh_scale_stretches_the_hull(arm):
