@@ -31,7 +31,9 @@ Only this module knows the order of the stages of one step:
                               mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
                               angle limits and loop joints, and contact overlap, then the tree
                               pass again (after step 7 the joints are nearly closed already)
-   12. report                 joint coordinate, velocity, friction, stick/slip; the sensors:
+   12. guard                  no shape's centre enters a static plane or box within the step:
+                              stopped on the face it would have crossed (ccd.py)
+   13. report                 joint coordinate, velocity, friction, stick/slip; the sensors:
                               each joint's reaction wrench, each body's contact wrench
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
@@ -40,6 +42,7 @@ import math
 
 from numba import njit
 
+from .ccd import guard_static
 from .clock import monotonic_seconds
 from .constraint import (
     A_BIAS,
@@ -62,9 +65,9 @@ from .constraint import (
     solve_packed_point,
     solve_position_block,
 )
-from .contact import (
+from .contact import detect_contacts
+from .contact_solver import (
     contact_wrenches,
-    detect_contacts,
     forced_approach,
     prepare_contacts,
     restitution,
@@ -1140,6 +1143,8 @@ def step(model, state, work, contacts, settings):
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
+    if contacts is not None:
+        guard_static(model, state, contacts)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:

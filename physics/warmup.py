@@ -31,7 +31,8 @@ import numba
 from numba.core.registry import CPUDispatcher
 
 # the modules whose kernels only the contact stages reach
-_CONTACT_MODULES = ("contact", "manifold", "convex", "broadphase", "support")
+_CONTACT_MODULES = ("contact", "contact_solver", "ccd", "manifold", "convex", "broadphase",
+                    "support")
 PROGRESS_PERIOD_S = 0.25
 # Loading the kernels from numba's cache takes under a second; only a real compile (first run,
 # or after the physics changed) is shown.

@@ -147,7 +147,8 @@ class Material:
     friction_axis   optional body-fixed direction of anisotropic friction (paper 001); with it,
     friction_along  the coefficient for sliding along the axis (projected onto the contact
                     plane), `friction` being the one across it: the friction impulse lies in
-                    the ellipse (p_1 / mu_along)^2 + (p_2 / mu)^2 <= p_n^2 (physics/contact.py)
+                    the ellipse (p_1 / mu_along)^2 + (p_2 / mu)^2 <= p_n^2
+                    (physics/contact_solver.py)
     """
     friction: float = 0.5
     rolling: float = 0.0
@@ -1305,7 +1306,7 @@ class World:
         depth (k,) overlap (> 0) or gap (< 0), m; impulse (k, 6) accumulated p_n, p_t1, p_t2
         (N s) and rolling p_r1, p_r2, spinning p_s (N m s) of the last step; force (k, 3) the
         contact force on B (normal and sliding impulses / dt), world; sliding (k,) bool.
-        Friction is solved once per pair (at the centroid of its points, physics/contact.py);
+        Friction is solved once per pair (at the centroid of its points, contact_solver.py);
         here each point gets the share of it that its normal impulse has of the pair's."""
         self._ready()
         c = self._contacts

@@ -21,7 +21,7 @@ from conftest import G, kinetic_energy, mechanical_energy, rotation_matrices
 
 from sharnir.physics import Box, Ellipsoid, Material, Plane, Sphere, World
 
-SLOP = 0.0005  # m: the overlap contact.py leaves in place (LINEAR_SLOP in its docstring)
+SLOP = 0.0005  # m: the overlap left in place (contact_solver.LINEAR_SLOP)
 
 
 def incline_world(theta, material, dt, iterations):

@@ -1,0 +1,691 @@
+"""The contact rows: a manifold's normal, sliding, rolling and twisting rows, prepared at the
+start of a step and solved in the same sequential-impulse loop as the joints, then restitution,
+the position pass on overlap and each body's contact wrench (paper 002 eqs. 19-21, paper 001,
+paper 004; Box2D v3's contact_solver.c).  The points they act on, found by the narrow phase,
+and the arrays' layout are contact.py's.
+
+Symbols (as in the code): bodies a = A, b = B; ima, imb = 1/mA, 1/mB; iiw = I^-1 (world);
+n the normal from A to B; ra, rb the arms from the centres of mass; v, w the bodies'
+velocities; total = P, the manifold's normal impulse; d the depth (> 0 overlap, < 0 gap);
+h the step.
+
+The points of one pair form a manifold (up to 4 points, one normal n).  Each point has a
+normal row; the manifold has ONE friction anchor, at the centroid c of its points (arms
+rA = c - xA, rB = c - xB; t1, t2 unit tangents, n x t1 = t2), which carries the sliding,
+rolling and twisting rows, all bounded by the manifold's total normal impulse P = sum_i p_n,i:
+
+    normal     Cdot_n,i = n . (vB + wB x rB,i - vA - wA x rA,i)   p_n,i >= 0           (20)
+    sliding    Cdot_tk  = t_k . (vB + wB x rB - vA - wA x rA)     |(p_t1, p_t2)| <= mu P  (21)
+    rolling    Cdot_rk  = t_k . (wB - wA)                         |(p_r1, p_r2)| <= mu_r P
+    twisting   Cdot_s   = n . (wB - wA)                           |p_s| <= (mu_s + mu rbar) P
+
+Anisotropic friction (paper 001): a geom with a body-fixed friction axis a and coefficients
+mu_1 along it, mu_2 across it puts t1 along a's projection onto the contact plane, and the
+sliding pair then lies in the ellipse (p_t1 / mu_1)^2 + (p_t2 / mu_2)^2 <= P^2 (each mu_k the
+larger of that geom's and the other geom's mu; the circle when mu_1 = mu_2).  Sliding takes
+the impulse of maximal dissipation on that ellipse, p ~ -(mu_1^2 v_t1, mu_2^2 v_t2) (the
+solver's step is scaled by mu_k^2 / max mu^2 per tangent before the clamp once the unclamped
+impulse leaves the ellipse; at the sliding fixed point p is parallel to that step).
+
+rbar is the mean distance of the points from c: Coulomb friction spread over the points
+resists a turn about n with at most sum_i mu p_n,i |m_i - c| ~ mu rbar P (equal shares), and
+a smooth shape's single point (rbar = 0) has the spinning friction mu_s alone.  For one point
+these are exactly the per-point rows of paper 002; for a face on a face they differ from
+friction at every point in one way only: sliding and twisting are bounded separately, not
+jointly.  Why not a friction row pair at every point: a box resting on four points has a
+statically indeterminate set of tangential impulses, which Gauss-Seidel and warm starting
+keep pushing around (the points "fight"); one anchor has a unique answer, and half the rows.
+
+Each row: m_eff = 1 / (J M^-1 J^T), dp = m_eff (target - Cdot), the ACCUMULATED impulse is
+clamped (the normal at >= 0; the sliding and rolling pairs scaled onto their disks, the
+circular cone of paper 002 eq. 21, never a pyramid), dp = p_new - p_old is applied:
+
+    vA -= dp_lin / mA,  wA -= IA^-1 (rA x dp_lin + dp_ang),  vB, wB the opposite signs.
+
+A sweep takes the manifolds in pair order: the normals of a manifold's points, then its
+anchor's rows with the P they just gave.
+
+Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
+cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
+overlap is removed by the position pass, which moves poses only, so no energy is injected.
+A point detection never saw (motion beyond the margin) or a solve that stops short lets a
+body sink; ccd.py keeps it from crossing a static plane or box.
+
+Restitution (eq. 19): a point whose approach speed v_n0 = Cdot_n at detection exceeds
+RESTITUTION_SPEED and that carries a normal impulse gets, after the iterations,
+Cdot_n = -e v_n0 (p_n stays >= 0).  If it was still apart (gap g, u = -v_n0), the impact
+happened at tau = g / u inside the step and the bodies have separated for h - tau since, so
+the position pass puts them at separation e (u h - g): the bounce starts from contact, not
+from wherever the step found the bodies.
+
+Position pass, per point: the current depth d = n . (pA - pB) of the two surface points
+(pA = m + n d/2 on A, pB = m - n d/2 on B, kept in body frames) is reduced by
+POSITION_FACTOR (d - LINEAR_SLOP), at most MAX_CORRECTION per sweep, with the same mass
+weighting as the normal row; velocities are not touched.
+
+Combining the two geoms' materials (MuJoCo's rule): each coefficient is the larger of the two.
+
+Contact wrench (the sensor): point i pushes B by p_n,i n / h at rb_i, the anchor's sliding
+impulse acts at the centroid, its rolling and twisting impulses are torques; A gets the
+opposite.
+"""
+import math
+
+from numba import njit
+
+from .contact import (
+    AXIS,
+    M_ANG,
+    M_DIR,
+    M_IMA,
+    M_IMB,
+    M_LIN,
+    M_MASS,
+    M_MU,
+    M_MU2,
+    M_ROLL,
+    M_TWIST,
+    MU,
+    MU_ALONG,
+    MU_ROLL,
+    MU_SPIN,
+    N_DIR,
+    N_IMA,
+    N_IMB,
+    N_LIN,
+    N_MASS,
+    N_TARGET,
+    P_N,
+    P_R1,
+    P_R2,
+    P_S,
+    P_T1,
+    P_T2,
+    RESTITUTION,
+    WRENCH_FORCE,
+    WRENCH_TORQUE,
+)
+from .math3 import cross, mat_vec, quat_rotate, quat_rotated
+
+_JIT = dict(nogil=True, cache=True)
+
+LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep touching)
+POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
+MAX_CORRECTION = 0.02      # m: largest correction of one point in one sweep
+RESTITUTION_SPEED = 0.1    # m/s: slower approaches do not bounce
+BOUNCED = 2                # point state: bounced from apart, its end separation still to set
+# solve_contacts spells these offsets out as literals (its locals stay in registers)
+assert (N_LIN, M_LIN, M_ANG, M_MASS) == (3, 9, 33, 51)
+
+
+# ---- small vector helpers (tuples; numba unrolls them) -------------------------------------------
+@njit(**_JIT)
+def _quad(m, x0, x1, x2):
+    """x . m x"""
+    y = mat_vec(m, (x0, x1, x2))
+    return x0 * y[0] + x1 * y[1] + x2 * y[2]
+
+
+# ---- rows -------------------------------------------------------------------------------------
+@njit(**_JIT)
+def prepare_contacts(model, state, work, contacts, h):
+    """Group the points into manifolds and pack their rows: arms, tangents, effective masses,
+    materials, approach speeds and normal targets, at the poses of time t and the velocities
+    before this step's forces."""
+    iiw = work.body_inv_inertia_world
+    ima = model.body_inv_mass
+    cs = (contacts.geom, contacts.point, contacts.depth, contacts.material, contacts.arm,
+          contacts.tangent, contacts.rows, contacts.approach, contacts.state)
+    count = contacts.count[0]
+    nman = 0
+    first = 0
+    while first < count:
+        ga, gb = contacts.geom[first, 0], contacts.geom[first, 1]
+        end = first + 1
+        while end < count and contacts.geom[end, 0] == ga and contacts.geom[end, 1] == gb:
+            end += 1
+        a, b = contacts.body[first, 0], contacts.body[first, 1]
+        n0, n1, n2 = contacts.normal[first, 0], contacts.normal[first, 1], contacts.normal[first, 2]
+        n = (n0, n1, n2)
+        # tangents: t1 across the axis least aligned with n
+        if abs(n0) < 0.57735:
+            t1 = cross(n, (1.0, 0.0, 0.0))
+        elif abs(n1) < 0.57735:
+            t1 = cross(n, (0.0, 1.0, 0.0))
+        else:
+            t1 = cross(n, (0.0, 0.0, 1.0))
+        s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+        t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
+        t2 = cross(n, t1)
+        gm = model.geom_material
+        mu1 = mu2 = max(gm[ga, MU], gm[gb, MU])
+        g = ga if gm[ga, MU_ALONG] >= 0.0 else (gb if gm[gb, MU_ALONG] >= 0.0 else -1)
+        if g >= 0:   # anisotropic: t1 along the axis projected onto the contact plane
+            other = gb if g == ga else ga
+            ax = mat_vec(work.body_rot[model.geom_body[g]],
+                         (gm[g, AXIS], gm[g, AXIS + 1], gm[g, AXIS + 2]))
+            an = ax[0] * n0 + ax[1] * n1 + ax[2] * n2
+            u = (ax[0] - an * n0, ax[1] - an * n1, ax[2] - an * n2)
+            ul = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+            if ul > 1e-6:   # (an axis along n leaves the plane isotropic)
+                t1 = (u[0] / ul, u[1] / ul, u[2] / ul)
+                t2 = cross(n, t1)
+                mu1 = max(gm[g, MU_ALONG], gm[other, MU])
+                mu2 = max(gm[g, MU], gm[other, MU])
+        c0 = c1 = c2 = 0.0
+        for c in range(first, end):
+            _prepare_point(cs, gm, state.body_pos, state.body_vel, state.body_angvel, iiw, ima,
+                           c, a, b, n, t1, t2, h)
+            c0 += contacts.point[c, 0]
+            c1 += contacts.point[c, 1]
+            c2 += contacts.point[c, 2]
+        rbar = 0.0
+        if end - first > 1:
+            k = 1.0 / (end - first)
+            c0, c1, c2 = c0 * k, c1 * k, c2 * k
+            for c in range(first, end):
+                rbar += math.sqrt((contacts.point[c, 0] - c0) ** 2
+                                  + (contacts.point[c, 1] - c1) ** 2
+                                  + (contacts.point[c, 2] - c2) ** 2)
+            rbar *= k
+        ra = (c0 - state.body_pos[a, 0], c1 - state.body_pos[a, 1], c2 - state.body_pos[a, 2])
+        rb = (c0 - state.body_pos[b, 0], c1 - state.body_pos[b, 1], c2 - state.body_pos[b, 2])
+        mat = contacts.material[first]
+        _pack_anchor(contacts.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
+                     mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
+        contacts.man_first[nman] = first
+        nman += 1
+        first = end
+    contacts.man_first[nman] = count
+    contacts.man_count[0] = nman
+
+
+@njit(**_JIT)
+def _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, h):
+    """One point: material, arms, its normal row. cs: the contacts' (geom, point, depth,
+    material, arm, tangent, rows, approach, state) arrays, gm model.geom_material: arrays,
+    not the tuples, as a call that takes those costs a reference count per array in them."""
+    geom, point, depth, material, arm, tangent, rows, approach, cstate = cs
+    ga, gb = geom[c, 0], geom[c, 1]
+    m0, m1, m2 = point[c, 0], point[c, 1], point[c, 2]
+    d = depth[c]
+    for q in range(4):
+        material[c, q] = max(gm[ga, q], gm[gb, q])
+    ra = (m0 - body_pos[a, 0], m1 - body_pos[a, 1], m2 - body_pos[a, 2])
+    rb = (m0 - body_pos[b, 0], m1 - body_pos[b, 1], m2 - body_pos[b, 2])
+    for q in range(3):
+        arm[c, 0, q] = ra[q]
+        arm[c, 1, q] = rb[q]
+        tangent[c, 0, q] = t1[q]
+        tangent[c, 1, q] = t2[q]
+    rec = rows[c]
+    k = _pack_linear(rec, N_LIN, iiw[a], iiw[b], ra, rb, n) + ima[a] + ima[b]
+    rec[N_MASS] = 1.0 / k if k > 1e-300 else 0.0
+    for q in range(3):
+        rec[N_DIR + q] = n[q]
+    rec[N_IMA] = ima[a]
+    rec[N_IMB] = ima[b]
+    approach[c, 0] = _point_velocity(vel, angvel, a, b, ra, rb, n[0], n[1], n[2])
+    cstate[c] = 0
+    rec[N_TARGET] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
+
+
+@njit(**_JIT)
+def _pack_linear(rec, j, iia, iib, ra, rb, u):
+    """The linear block of direction u at offset j; returns its angular part of J M^-1 J^T."""
+    ja = cross(ra, u)
+    jb = cross(rb, u)
+    wa = mat_vec(iia, ja)
+    wb = mat_vec(iib, jb)
+    for q in range(3):
+        rec[j + q] = ja[q]
+        rec[j + 3 + q] = jb[q]
+        rec[j + 6 + q] = wa[q]
+        rec[j + 9 + q] = wb[q]
+    return (ja[0] * wa[0] + ja[1] * wa[1] + ja[2] * wa[2]
+            + jb[0] * wb[0] + jb[1] * wb[1] + jb[2] * wb[2])
+
+
+@njit(**_JIT)
+def _pack_anchor(rec, ima, imb, iia, iib, ra, rb, n, t1, t2, mu1, mu2, roll, twist):
+    dirs = (n, t1, t2)
+    for r in range(3):
+        u = dirs[r]
+        ka = mat_vec(iia, u)
+        kb = mat_vec(iib, u)
+        base = M_ANG + 6 * ((r + 2) % 3)   # angular rows in t1, t2, n order
+        for q in range(3):
+            rec[M_DIR + 3 * r + q] = u[q]
+            rec[base + q] = ka[q]
+            rec[base + 3 + q] = kb[q]
+        ang = (u[0] * (ka[0] + kb[0]) + u[1] * (ka[1] + kb[1]) + u[2] * (ka[2] + kb[2]))
+        rec[M_MASS + 2 + (r + 2) % 3] = 1.0 / ang if ang > 1e-300 else 0.0
+    for r in range(2):
+        k = _pack_linear(rec, M_LIN + 12 * r, iia, iib, ra, rb, dirs[1 + r]) + ima + imb
+        rec[M_MASS + r] = 1.0 / k if k > 1e-300 else 0.0
+    rec[M_IMA] = ima
+    rec[M_IMB] = imb
+    rec[M_MU] = mu1
+    rec[M_MU2] = mu2
+    rec[M_ROLL] = roll
+    rec[M_TWIST] = twist
+
+
+# Row helpers for the warm start and restitution (once per row per step); the sweep itself,
+# solve_contacts, works on local copies of the velocities instead.
+@njit(inline="always", **_JIT)
+def _row_velocity(rec, d, j, v, w, a, b):
+    """Cdot of the linear row with direction at rec[d:d+3] and block at rec[j:j+12]."""
+    return (rec[d] * (v[b, 0] - v[a, 0]) + rec[d + 1] * (v[b, 1] - v[a, 1])
+            + rec[d + 2] * (v[b, 2] - v[a, 2])
+            + rec[j + 3] * w[b, 0] + rec[j + 4] * w[b, 1] + rec[j + 5] * w[b, 2]
+            - rec[j] * w[a, 0] - rec[j + 1] * w[a, 1] - rec[j + 2] * w[a, 2])
+
+
+@njit(inline="always", **_JIT)
+def _row_apply(rec, d, j, lam, ima, imb, v, w, a, b):
+    """Impulse lam along that row: -lam u on A, +lam u on B at the point."""
+    la, lb = lam * ima, lam * imb
+    for q in range(3):
+        v[a, q] -= la * rec[d + q]
+        v[b, q] += lb * rec[d + q]
+        w[a, q] -= lam * rec[j + 6 + q]
+        w[b, q] += lam * rec[j + 9 + q]
+
+
+@njit(inline="always", **_JIT)
+def _angular_apply(rec, k, lam, w, a, b):
+    """Angular impulse lam about the anchor's axis k (0 t1, 1 t2, 2 n)."""
+    base = M_ANG + 6 * k
+    for q in range(3):
+        w[a, q] -= lam * rec[base + q]
+        w[b, q] += lam * rec[base + 3 + q]
+
+
+@njit(**_JIT)
+def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
+    """u . (vB + wB x rB - vA - wA x rA)"""
+    wa, wb = angvel[a], angvel[b]
+    xa = cross((wa[0], wa[1], wa[2]), ra)
+    xb = cross((wb[0], wb[1], wb[2]), rb)
+    va, vb = vel[a], vel[b]
+    return (u0 * (vb[0] + xb[0] - va[0] - xa[0]) + u1 * (vb[1] + xb[1] - va[1] - xa[1])
+            + u2 * (vb[2] + xb[2] - va[2] - xa[2]))
+
+
+@njit(**_JIT)
+def forced_approach(model, state, work, contacts):
+    """Cdot_n after this step's forces (gravity), before any impulse: with the speed at
+    detection it gives the speed at the moment of impact inside the step."""
+    for c in range(contacts.count[0]):
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+        n = contacts.normal[c]
+        contacts.approach[c, 1] = _point_velocity(state.body_vel, state.body_angvel, a, b, ra, rb,
+                                                  n[0], n[1], n[2])
+
+
+@njit(**_JIT)
+def warm_start_contacts(model, state, work, contacts, warm):
+    """Apply last step's impulses (clamped to this step's cones), or drop them."""
+    v, w = state.body_vel, state.body_angvel
+    first = contacts.man_first
+    for m in range(contacts.man_count[0]):
+        f0, f1 = first[m], first[m + 1]
+        a, b = contacts.body[f0, 0], contacts.body[f0, 1]
+        total = 0.0
+        for c in range(f0, f1):
+            p = contacts.impulse[c]
+            if not warm:
+                p[:] = 0.0
+                continue
+            pn = max(p[P_N], 0.0)
+            p[P_N] = pn
+            total += pn
+            rec = contacts.rows[c]
+            if pn != 0.0:
+                _row_apply(rec, N_DIR, N_LIN, pn, rec[N_IMA], rec[N_IMB], v, w, a, b)
+        if not warm:
+            continue
+        rec = contacts.man_rows[m]
+        p = contacts.impulse[f0]
+        _clamp_ellipse(p, P_T1, rec[M_MU], rec[M_MU2], total)
+        _clamp_disk(p, P_R1, rec[M_ROLL] * total)
+        p[P_S] = min(max(p[P_S], -rec[M_TWIST] * total), rec[M_TWIST] * total)
+        for r in range(2):
+            if p[P_T1 + r] != 0.0:
+                _row_apply(rec, M_DIR + 3 + 3 * r, M_LIN + 12 * r, p[P_T1 + r], rec[M_IMA],
+                           rec[M_IMB], v, w, a, b)
+        for k in range(3):
+            if p[P_R1 + k] != 0.0:
+                _angular_apply(rec, k, p[P_R1 + k], w, a, b)
+
+
+@njit(**_JIT)
+def _clamp_ellipse(p, i, mu1, mu2, total):
+    """Scale (p[i], p[i+1]) onto the ellipse (p_i / mu1)^2 + (p_i+1 / mu2)^2 <= total^2."""
+    q = (p[i] * mu2) ** 2 + (p[i + 1] * mu1) ** 2
+    lim = mu1 * mu2 * total
+    if q > lim * lim:
+        s = lim / math.sqrt(q)
+        p[i] *= s
+        p[i + 1] *= s
+
+
+@njit(**_JIT)
+def _clamp_disk(p, i, radius):
+    """Scale (p[i], p[i+1]) onto the disk of `radius`; True if it was outside."""
+    m2 = p[i] * p[i] + p[i + 1] * p[i + 1]
+    if m2 > radius * radius:
+        s = radius / math.sqrt(m2) if m2 > 0.0 else 0.0
+        p[i] *= s
+        p[i + 1] *= s
+        return True
+    return False
+
+
+@njit(inline="always", **_JIT)
+def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
+    """The linear velocities after the impulse u on B (-u on A), as a tuple of locals."""
+    return (va0 - ima * u0, va1 - ima * u1, va2 - ima * u2,
+            vb0 + imb * u0, vb1 + imb * u1, vb2 + imb * u2)
+
+
+@njit(**_JIT)
+def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, backward):
+    """One Gauss-Seidel sweep over the first nman manifolds (contacts.man_first, .body, .rows,
+    .man_rows, .impulse, .sliding; body velocities v, w); returns the largest dp^2.  It takes
+    arrays, not the named tuples: it runs every iteration, and passing ~80 arrays per call
+    cost more than the sweep of a small scene.  `backward` sweeps the manifolds, and the
+    points of each, in reverse order (alternate sweeps do: a one-way sweep favours the first
+    point of a face, and a stack leans by what that leaves).
+
+    A manifold's rows all act on the same two bodies, so their velocities are read once into
+    locals, updated there by every row of the manifold and written back at its end; records
+    are indexed in place (rows[c, k], not a view rows[c]: a view costs a reference count,
+    and dropping them took the pyramid's sweep from 45 to 37 us, measured)."""
+    worst = 0.0
+    for i in range(nman):
+        m = nman - 1 - i if backward else i
+        f0, f1 = first[m], first[m + 1]
+        a, b = body[f0, 0], body[f0, 1]
+        ima, imb = man_rows[m, M_IMA], man_rows[m, M_IMB]
+        va0, va1, va2 = v[a, 0], v[a, 1], v[a, 2]
+        vb0, vb1, vb2 = v[b, 0], v[b, 1], v[b, 2]
+        wa0, wa1, wa2 = w[a, 0], w[a, 1], w[a, 2]
+        wb0, wb1, wb2 = w[b, 0], w[b, 1], w[b, 2]
+        # normals (eq. 20): p_n >= 0, point by point.  They share n, so the linear part of
+        # Cdot_n, n . (vB - vA), is kept as one number that each dp moves by dp (1/mA + 1/mB),
+        # and the bodies' linear velocities take the sum of the dp once, at the end
+        n0, n1, n2 = man_rows[m, 0], man_rows[m, 1], man_rows[m, 2]
+        lin = n0 * (vb0 - va0) + n1 * (vb1 - va1) + n2 * (vb2 - va2)
+        kl = ima + imb
+        total = 0.0
+        moved = 0.0
+        for j in range(f1 - f0):
+            c = f1 - 1 - j if backward else f0 + j
+            vn = (lin + rows[c, 6] * wb0 + rows[c, 7] * wb1 + rows[c, 8] * wb2
+                  - rows[c, 3] * wa0 - rows[c, 4] * wa1 - rows[c, 5] * wa2)
+            old = impulse[c, P_N]
+            pn = max(old + rows[c, N_MASS] * (rows[c, N_TARGET] - vn), 0.0)
+            impulse[c, P_N] = pn
+            total += pn
+            dp = pn - old
+            if dp != 0.0:
+                lin += dp * kl
+                moved += dp
+                wa0 -= dp * rows[c, 9]
+                wa1 -= dp * rows[c, 10]
+                wa2 -= dp * rows[c, 11]
+                wb0 += dp * rows[c, 12]
+                wb1 += dp * rows[c, 13]
+                wb2 += dp * rows[c, 14]
+                worst = max(worst, dp * dp)
+        if moved != 0.0:
+            va0, va1, va2, vb0, vb1, vb2 = _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb,
+                                                        moved * n0, moved * n1, moved * n2)
+        # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu P
+        # (the ellipse, for anisotropic friction)
+        dv0, dv1, dv2 = vb0 - va0, vb1 - va1, vb2 - va2
+        v1 = (man_rows[m, 3] * dv0 + man_rows[m, 4] * dv1 + man_rows[m, 5] * dv2
+              + man_rows[m, 12] * wb0 + man_rows[m, 13] * wb1 + man_rows[m, 14] * wb2
+              - man_rows[m, 9] * wa0 - man_rows[m, 10] * wa1 - man_rows[m, 11] * wa2)
+        v2 = (man_rows[m, 6] * dv0 + man_rows[m, 7] * dv1 + man_rows[m, 8] * dv2
+              + man_rows[m, 24] * wb0 + man_rows[m, 25] * wb1 + man_rows[m, 26] * wb2
+              - man_rows[m, 21] * wa0 - man_rows[m, 22] * wa1 - man_rows[m, 23] * wa2)
+        o1, o2 = impulse[f0, P_T1], impulse[f0, P_T2]
+        t1 = o1 - man_rows[m, M_MASS] * v1
+        t2 = o2 - man_rows[m, M_MASS + 1] * v2
+        mu1, mu2 = man_rows[m, M_MU], man_rows[m, M_MU2]
+        lim = mu1 * mu2 * total       # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
+        q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+        slide = q > lim * lim
+        if slide:
+            if mu1 != mu2:   # anisotropic: the step of maximal dissipation, then the clamp
+                top = max(mu1 * mu1, mu2 * mu2)
+                t1 = o1 - man_rows[m, M_MASS] * v1 * (mu1 * mu1 / top)
+                t2 = o2 - man_rows[m, M_MASS + 1] * v2 * (mu2 * mu2 / top)
+                q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+            if q > lim * lim:
+                scale = lim / math.sqrt(q)
+                t1 *= scale
+                t2 *= scale
+        impulse[f0, P_T1] = t1
+        impulse[f0, P_T2] = t2
+        sliding[f0] = slide   # (the manifold's other points: spread_sliding, after the sweeps)
+        d1, d2 = t1 - o1, t2 - o2
+        if d1 != 0.0 or d2 != 0.0:   # both tangents in one update
+            va0, va1, va2, vb0, vb1, vb2 = _linear_kick(
+                va0, va1, va2, vb0, vb1, vb2, ima, imb,
+                d1 * man_rows[m, 3] + d2 * man_rows[m, 6],
+                d1 * man_rows[m, 4] + d2 * man_rows[m, 7],
+                d1 * man_rows[m, 5] + d2 * man_rows[m, 8])
+            wa0 -= d1 * man_rows[m, 15] + d2 * man_rows[m, 27]
+            wa1 -= d1 * man_rows[m, 16] + d2 * man_rows[m, 28]
+            wa2 -= d1 * man_rows[m, 17] + d2 * man_rows[m, 29]
+            wb0 += d1 * man_rows[m, 18] + d2 * man_rows[m, 30]
+            wb1 += d1 * man_rows[m, 19] + d2 * man_rows[m, 31]
+            wb2 += d1 * man_rows[m, 20] + d2 * man_rows[m, 32]
+            worst = max(worst, d1 * d1 + d2 * d2)
+        # rolling friction: the disk mu_roll P, about the tangents
+        if man_rows[m, M_ROLL] > 0.0:
+            w0, w1, w2 = wb0 - wa0, wb1 - wa1, wb2 - wa2
+            o1, o2 = impulse[f0, P_R1], impulse[f0, P_R2]
+            impulse[f0, P_R1] = o1 - man_rows[m, M_MASS + 2] * (
+                man_rows[m, 3] * w0 + man_rows[m, 4] * w1 + man_rows[m, 5] * w2)
+            impulse[f0, P_R2] = o2 - man_rows[m, M_MASS + 3] * (
+                man_rows[m, 6] * w0 + man_rows[m, 7] * w1 + man_rows[m, 8] * w2)
+            r1, r2 = impulse[f0, P_R1], impulse[f0, P_R2]
+            lim = man_rows[m, M_ROLL] * total
+            m2 = r1 * r1 + r2 * r2
+            if m2 > lim * lim:
+                scale = lim / math.sqrt(m2) if m2 > 0.0 else 0.0
+                impulse[f0, P_R1] = r1 * scale
+                impulse[f0, P_R2] = r2 * scale
+            d1, d2 = impulse[f0, P_R1] - o1, impulse[f0, P_R2] - o2
+            k1, k2 = M_ANG, M_ANG + 6
+            wa0 -= d1 * man_rows[m, k1] + d2 * man_rows[m, k2]
+            wa1 -= d1 * man_rows[m, k1 + 1] + d2 * man_rows[m, k2 + 1]
+            wa2 -= d1 * man_rows[m, k1 + 2] + d2 * man_rows[m, k2 + 2]
+            wb0 += d1 * man_rows[m, k1 + 3] + d2 * man_rows[m, k2 + 3]
+            wb1 += d1 * man_rows[m, k1 + 4] + d2 * man_rows[m, k2 + 4]
+            wb2 += d1 * man_rows[m, k1 + 5] + d2 * man_rows[m, k2 + 5]
+            worst = max(worst, d1 * d1 + d2 * d2)
+        # twisting (spinning) friction: |p_s| <= (mu_spin + mu rbar) P, about the normal
+        if man_rows[m, M_TWIST] > 0.0:
+            ws = (man_rows[m, 0] * (wb0 - wa0) + man_rows[m, 1] * (wb1 - wa1)
+                  + man_rows[m, 2] * (wb2 - wa2))
+            old = impulse[f0, P_S]
+            lim = man_rows[m, M_TWIST] * total
+            impulse[f0, P_S] = min(max(old - man_rows[m, M_MASS + 4] * ws, -lim), lim)
+            d = impulse[f0, P_S] - old
+            k = M_ANG + 12
+            wa0 -= d * man_rows[m, k]
+            wa1 -= d * man_rows[m, k + 1]
+            wa2 -= d * man_rows[m, k + 2]
+            wb0 += d * man_rows[m, k + 3]
+            wb1 += d * man_rows[m, k + 4]
+            wb2 += d * man_rows[m, k + 5]
+            worst = max(worst, d * d)
+        v[a, 0], v[a, 1], v[a, 2] = va0, va1, va2
+        v[b, 0], v[b, 1], v[b, 2] = vb0, vb1, vb2
+        w[a, 0], w[a, 1], w[a, 2] = wa0, wa1, wa2
+        w[b, 0], w[b, 1], w[b, 2] = wb0, wb1, wb2
+    return worst
+
+
+@njit(**_JIT)
+def spread_sliding(contacts):
+    """After the sweeps: every point of a manifold gets its first point's sliding flag."""
+    first = contacts.man_first
+    for m in range(contacts.man_count[0]):
+        for c in range(first[m] + 1, first[m + 1]):
+            contacts.sliding[c] = contacts.sliding[first[m]]
+
+
+@njit(**_JIT)
+def restitution(model, state, work, contacts, h):
+    """Eq. 19 after the iterations: points that came in faster than RESTITUTION_SPEED and
+    carry a normal impulse leave at e times their approach speed.  A point that was still
+    apart (gap g) met its partner at tau = g / u within the step (u = -v_n0) and has since
+    moved away for h - tau: its end-of-step separation is e (u h - g), which the position
+    pass sets (BOUNCED)."""
+    for c in range(contacts.count[0]):
+        e = contacts.material[c, RESTITUTION]
+        v0 = contacts.approach[c, 0]
+        if contacts.state[c] != 0 or e <= 0.0 or v0 >= -RESTITUTION_SPEED:
+            continue
+        p = contacts.impulse[c]
+        if p[P_N] <= 0.0:
+            continue
+        # the speed at impact: the forces of the step act until tau = gap / u
+        gap = max(-contacts.depth[c], 0.0)
+        tau = min(gap / -v0, h)
+        v0 = v0 + (contacts.approach[c, 1] - v0) * (tau / h)
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        v, w = state.body_vel, state.body_angvel
+        rec = contacts.rows[c]
+        vn = _row_velocity(rec, N_DIR, N_LIN, v, w, a, b)
+        old = p[P_N]
+        pn = max(old + rec[N_MASS] * (-e * v0 - vn), 0.0)
+        p[P_N] = pn
+        _row_apply(rec, N_DIR, N_LIN, pn - old, rec[N_IMA], rec[N_IMB], v, w, a, b)
+        if gap > 0.0:
+            contacts.state[c] = BOUNCED
+            contacts.bounce[c] = -e * v0 * (h - tau)
+
+
+@njit(**_JIT)
+def solve_contact_positions(model, state, work, contacts):
+    """One nonlinear Gauss-Seidel sweep removing overlap (poses only); returns the largest
+    overlap left beyond the slop before this sweep's corrections (> 0 whenever the sweep
+    moved anything)."""
+    worst = 0.0
+    ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
+    for c in range(contacts.count[0]):
+        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        n0, n1, n2 = contacts.normal[c, 0], contacts.normal[c, 1], contacts.normal[c, 2]
+        qa, qb = state.body_quat[a], state.body_quat[b]
+        la, lb = contacts.local[c, 0], contacts.local[c, 1]
+        ra = quat_rotate(qa, la)
+        rb = quat_rotate(qb, lb)
+        xa, xb = state.body_pos[a], state.body_pos[b]
+        d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
+             + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
+        if contacts.state[c] == BOUNCED:
+            # place the bounce once, exactly (either way along n), then a normal point
+            err = d + contacts.bounce[c]
+            contacts.state[c] = 0
+            if err == 0.0:
+                continue
+            worst = max(worst, abs(err))
+            factor = 1.0
+        else:
+            err = d - LINEAR_SLOP
+            if err <= 0.0:
+                continue
+            worst = max(worst, err)
+            factor = POSITION_FACTOR
+        ca = cross(ra, (n0, n1, n2))
+        cb = cross(rb, (n0, n1, n2))
+        k = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
+             + _quad(iiw[b], cb[0], cb[1], cb[2]))
+        if k <= 1e-300:
+            continue
+        lam = min(max(factor * err, -MAX_CORRECTION), MAX_CORRECTION) / k
+        # A moves along -n, B along +n; each turns about its own arm
+        for q in range(3):
+            nq = (n0, n1, n2)[q]
+            xa[q] -= ima[a] * lam * nq
+            xb[q] += ima[b] * lam * nq
+        if ima[a] > 0.0:
+            ta = mat_vec(iiw[a], ca)
+            _turn(qa, -lam * ta[0], -lam * ta[1], -lam * ta[2])
+        if ima[b] > 0.0:
+            tb = mat_vec(iiw[b], cb)
+            _turn(qb, lam * tb[0], lam * tb[1], lam * tb[2])
+    return worst
+
+
+@njit(**_JIT)
+def _turn(q, r0, r1, r2):
+    """q <- exp(r / 2) q (world rotation vector r), in place."""
+    turned = quat_rotated((q[0], q[1], q[2], q[3]), (r0, r1, r2))
+    for i in range(4):
+        q[i] = turned[i]
+
+
+@njit(**_JIT)
+def contact_wrenches(model, state, contacts, h):
+    """Each body's contact sensor: the summed contact force on it (N) and its torque about the
+    centre of mass (N m), world, from the step's impulses (state.body_contact, force then
+    torque). Point i of a manifold pushes B by p_n,i n at its arm rB,i (and A by the opposite
+    at rA,i); the manifold's sliding impulse p_t1 t1 + p_t2 t2 acts at the centroid of its
+    points, its rolling and twisting impulses p_r1 t1 + p_r2 t2 + p_s n are torques:
+        F_B += f,  T_B += rB x f (+ the rolling and twisting torque),  and - for A."""
+    out = state.body_contact
+    out[:] = 0.0
+    if contacts.count[0] == 0:
+        return
+    inv_h = 1.0 / h
+    for m in range(contacts.man_count[0]):
+        first, end = contacts.man_first[m], contacts.man_first[m + 1]
+        a, b = contacts.body[first, 0], contacts.body[first, 1]
+        n = (contacts.normal[first, 0], contacts.normal[first, 1], contacts.normal[first, 2])
+        t1 = (contacts.tangent[first, 0, 0], contacts.tangent[first, 0, 1],
+              contacts.tangent[first, 0, 2])
+        t2 = (contacts.tangent[first, 1, 0], contacts.tangent[first, 1, 1],
+              contacts.tangent[first, 1, 2])
+        p = contacts.impulse[first]
+        k = 1.0 / (end - first)
+        ca = [0.0, 0.0, 0.0]   # the centroid's arms from A's and B's centres
+        cb = [0.0, 0.0, 0.0]
+        for c in range(first, end):
+            pn = contacts.impulse[c, P_N] * inv_h
+            f = (pn * n[0], pn * n[1], pn * n[2])
+            ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
+            rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+            _add_wrench(out, b, f, rb, 1.0)
+            _add_wrench(out, a, f, ra, -1.0)
+            for q in range(3):
+                ca[q] += k * ra[q]
+                cb[q] += k * rb[q]
+        f = ((p[P_T1] * t1[0] + p[P_T2] * t2[0]) * inv_h,
+             (p[P_T1] * t1[1] + p[P_T2] * t2[1]) * inv_h,
+             (p[P_T1] * t1[2] + p[P_T2] * t2[2]) * inv_h)
+        _add_wrench(out, b, f, (cb[0], cb[1], cb[2]), 1.0)
+        _add_wrench(out, a, f, (ca[0], ca[1], ca[2]), -1.0)
+        for q in range(3):
+            tau = (p[P_R1] * t1[q] + p[P_R2] * t2[q] + p[P_S] * n[q]) * inv_h
+            out[b, WRENCH_TORQUE + q] += tau
+            out[a, WRENCH_TORQUE + q] -= tau
+
+
+@njit(**_JIT)
+def _add_wrench(out, i, f, r, sign):
+    """out[i] += sign (f, r x f)."""
+    tq = cross(r, f)
+    for q in range(3):
+        out[i, WRENCH_FORCE + q] += sign * f[q]
+        out[i, WRENCH_TORQUE + q] += sign * tq[q]
