@@ -899,8 +899,10 @@ def prepare():
 
     import sharnir.app.cli  # noqa: F401
     from sharnir.physics.warmup import compile_step
-    from sharnir.scenes import load_scene
-    from sharnir.scenes import urdf  # noqa: F401
+    from sharnir.scenes import (
+        load_scene,
+        urdf,  # noqa: F401
+    )
 
     for name in ("door", "stack"):
         world = load_scene(name)

@@ -27,6 +27,7 @@ from .joint import (  # noqa: E402
     PRISMATIC,
     REVOLUTE,
 )
+from .message import listing, quoted
 from .model import (  # noqa: E402
     BODY_KINDS,
     DYNAMIC,
@@ -818,8 +819,16 @@ class World:
         while status == OVERFLOW:
             # (the last array is the contact sensors' body list, not a recording)
             rest = tuple(r[done:] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
-            k, status = step_many(model, state, work, self._contacts, self._settings, n - done,
-                                  *rest)
+            try:
+                k, status = step_many(model, state, work, self._contacts, self._settings,
+                                      n - done, *rest)
+            except ZeroDivisionError:
+                # (nopython code raises this where a state already out of range, say a speed
+                # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)
+                raise SimulationError(
+                    f"the simulation broke down at t = {state.time[0]:.6g} s (a division by "
+                    f"zero; body {self._bodies[_runaway_body(model, state)].name!r} moved "
+                    "fastest); check the parameters last changed") from None
             done += k
             if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
                 assert self._contacts is not None
@@ -1247,6 +1256,15 @@ def _may_touch(model):
     return bool(ok.any())
 
 
+def _runaway_body(model, state):
+    """The dynamic body whose state is non-finite, or else the one moving fastest."""
+    speed = np.abs(state.body_vel).sum(axis=1) + np.abs(state.body_angvel).sum(axis=1)
+    speed = np.where(np.isfinite(speed) & np.isfinite(state.body_pos).all(axis=1), speed,
+                     np.inf)
+    speed[model.body_kind != DYNAMIC] = -1.0
+    return int(np.argmax(speed))
+
+
 def _index(items, ref, kind, where):
     """The index of an entry given by index or by name; ValueError naming the choices."""
     prefix = f"{where}: " if where else ""
@@ -1257,8 +1275,9 @@ def _index(items, ref, kind, where):
     for i, item in enumerate(items):
         if item.name == ref:
             return i
-    names = ", ".join(item.name for item in items)
-    raise ValueError(f"{prefix}unknown {kind} {ref!r} ({kind}s are: {names})")
+    names = listing(item.name for item in items)
+    shown = quoted(ref) if isinstance(ref, str) else repr(ref)[:60]
+    raise ValueError(f"{prefix}unknown {kind} {shown} ({kind}s are: {names})")
 
 
 def _empty_records(state):

@@ -10,7 +10,6 @@ import contextlib
 import copy
 import difflib
 import importlib
-import json
 import math
 import os
 import re
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+
+from sharnir.physics.message import listing, quoted, shortened
 
 from .include import IncludeError
 from .include import expand as expand_includes
@@ -93,7 +94,11 @@ def resolve_scene(ref: str | Path) -> Path:
 
 
 class SceneError(Exception):
-    """A scene that cannot be loaded; ``str()`` is the message to show the user."""
+    """A scene that cannot be loaded; ``str()`` is the message to show the user, one line per
+    problem, each cut to a few hundred characters (physics.message.shortened)."""
+
+    def __init__(self, message=""):
+        super().__init__(shortened(message))
 
 
 def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
@@ -156,7 +161,7 @@ def build_world(
         )
     meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
     for i, body in enumerate(spec.bodies):
-        with _blame(source, f'bodies[{i}] "{body.name}"'):
+        with _blame(source, f"bodies[{i}] {quoted(body.name)}"):
             world.add_body(
                 body.name,
                 _make_shape(physics, body.shape, meshes),
@@ -177,7 +182,7 @@ def build_world(
                 mask=body.mask,
             )
     for i, joint in enumerate(spec.joints):
-        with _blame(source, f'joints[{i}] "{joint.name}"'):
+        with _blame(source, f"joints[{i}] {quoted(joint.name)}"):
             world.add_joint(
                 joint.name,
                 joint.type,
@@ -268,7 +273,7 @@ def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
     """
     result = copy.deepcopy(raw)
     for item in sets:
-        where = f'{source}: --set "{item}"'
+        where = f"{source}: --set {quoted(item)}"
         key, equals, text = item.partition("=")
         parts = key.strip().split(".")
         if not equals or not all(parts):
@@ -301,10 +306,10 @@ def _entry(entries: list, part: str, section: str, where: str) -> dict:
         matches = [e for e in entries if isinstance(e, dict) and e.get("name") == part]
         if len(matches) == 1:
             return matches[0]
-        names = ", ".join(str(e.get("name")) for e in entries if isinstance(e, dict)) or "none"
+        names = listing(str(e.get("name")) for e in entries if isinstance(e, dict))
         count = "more than one" if matches else "no"
-        raise SceneError(f'{where}: {count} {_NAMED[section]} named "{part}" '
-                         f'({section} are: {names})')
+        raise SceneError(f"{where}: {count} {_NAMED[section]} named {quoted(part)} "
+                         f"({section} are: {names})")
     if part.isdigit() and int(part) < len(entries) and isinstance(entries[int(part)], dict):
         return entries[int(part)]
     raise SceneError(
@@ -482,7 +487,7 @@ def _split_loc(loc: Loc, raw: dict) -> tuple[str | None, Loc]:
         entry = f"{section}[{index}]"
         name = _raw_name(raw, section, index)
         if name is not None:
-            entry += f' "{name}"'
+            entry += f" {quoted(name)}"
         path = loc[2:]
         # A discriminated union puts the shape's type tag in the loc (after "shape", also a
         # compound part's); the file has no such key.
@@ -521,7 +526,7 @@ def _unknown_key(loc: Loc) -> str:
     allowed = list(model.model_fields)
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f'did you mean "{close[0]}"?' if close else f"allowed keys: {', '.join(allowed)}"
-    return f'unknown key "{key}" ({hint})'
+    return f"unknown key {quoted(key)} ({hint})"
 
 
 def _explain(error: dict) -> tuple[str, Any]:
@@ -561,8 +566,7 @@ def _show(value: Any, room: int = SHOW_CHARS) -> str:
     if isinstance(value, int) and value.bit_length() > 64:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # no str()
     if isinstance(value, str):
-        text = json.dumps(value[:room], ensure_ascii=False)
-        return text if len(value) <= room else f"{text[:-1]}...\" ({len(value)} characters)"
+        return quoted(value, room)
     if isinstance(value, (list, tuple)):
         items, used = [], 0
         for item in value:

@@ -141,7 +141,7 @@ def _compile(source: str):
         return mujoco.MjModel.from_xml_path(source)
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:300]}") from None
+        raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:200]}") from None
 
 
 def _name(m, kind, i: int, fallback: str) -> str:

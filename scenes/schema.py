@@ -141,6 +141,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sharnir.physics.message import listing, quoted
 from sharnir.physics.settings import SETTINGS, reference
 
 if __doc__:  # (None under python -OO)
@@ -249,7 +250,7 @@ class HullSpec(_Spec):
     def _file_exists(cls, file: str | None) -> str | None:
         # the loader has made a relative path relative to the scene file already
         if file is not None and not os.path.isfile(file):
-            raise problem(((), f'no such file "{file}"'))
+            raise problem(((), f"no such file {quoted(file, 200)}"))
         return file
 
     @model_validator(mode="after")
@@ -440,7 +441,8 @@ class JointSpec(_Spec):
     def _consistent(self) -> "JointSpec":
         problems = []
         if self.body_a == self.body_b:
-            problems.append((("body_b",), f'a joint cannot join body "{self.body_a}" to itself'))
+            problems.append((("body_b",), f"a joint cannot join body {quoted(self.body_a)} to "
+                                          "itself"))
         if self.motor is not None and self.type in ("spherical", "fixed"):
             problems.append((("motor",), f"not allowed on a {self.type} joint "
                                          "(only revolute and prismatic)"))
@@ -532,21 +534,22 @@ class SceneSpec(_Spec):
             *_duplicates("joints", [j.name for j in self.joints]),
         ]
         kinds = {body.name: body.kind for body in self.bodies}
-        known = ", ".join(kinds) or "none"
+        known = listing(kinds)
         for i, joint in enumerate(self.joints):
             for field in ("body_a", "body_b"):
                 name = getattr(joint, field)
                 if name != WORLD_BODY and name not in kinds:
                     problems.append((("joints", i, field),
-                                     f'unknown body "{name}" (bodies are: {known})'))
+                                     f"unknown body {quoted(name)} (bodies are: {known})"))
         for i, load in enumerate(self.loads):
             loc = ("loads", i, "body")
             if load.body == WORLD_BODY:
                 problems.append((loc, "the fixed world body cannot carry a load"))
             elif load.body not in kinds:
-                problems.append((loc, f'unknown body "{load.body}" (bodies are: {known})'))
+                problems.append((loc, f"unknown body {quoted(load.body)} (bodies are: {known})"))
             elif kinds[load.body] == "static":
-                problems.append((loc, f'body "{load.body}" is static and cannot carry a load'))
+                problems.append((loc, f"body {quoted(load.body)} is static and cannot carry a "
+                                      "load"))
         if problems:
             raise problem(*problems)
         return self
@@ -559,7 +562,7 @@ def _duplicates(section: str, names: list[str]) -> list[tuple[Loc, str]]:
         if name in first:
             problems.append(
                 ((section, i, "name"),
-                 f'duplicate name "{name}" (already used by {section}[{first[name]}])')
+                 f"duplicate name {quoted(name)} (already used by {section}[{first[name]}])")
             )
         else:
             first[name] = i

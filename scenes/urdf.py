@@ -66,6 +66,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sharnir.physics.message import listing
+
 from .loader import SceneError, read_bytes
 
 WORLD = "world"
@@ -405,7 +407,7 @@ class _Reader:
                 self.fail(el, where, f'needs <{end} link="...">')
             link = end_el.get("link")
             if link not in links:
-                known = ", ".join(links)
+                known = listing(links)
                 self.fail(end_el, f'{where} <{end} link="{link}">',
                           f'no link named "{link}" in the file (links: {known})')
             ends[end] = link
