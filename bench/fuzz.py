@@ -2,9 +2,9 @@
 run each mutant as `sharnir run` does in a child process with a wall-time and a memory limit,
 and sort the outcomes.
 
-    .venv/bin/python bench/fuzz.py [--cases 200] [--seed 1] [-j 2] [--keep DIR] [--fresh]
-                                   [--timeout 20] [--memory-gib 2] [--duration 0.25]
-                                   [--json] [--write]
+    .venv/bin/python bench/fuzz.py [--cases 200] [--seed 1] [-j 2] [--keep DIR | --keep-bad DIR]
+                                   [--fresh] [--timeout 20] [--memory-gib 2] [--duration 0.25]
+                                   [--only K,K] [--log FILE] [--json] [--write]
     .venv/bin/python bench/fuzz.py --replay DIR/00042     # one kept case again, verbose
 
 Inputs: scenes/*.toml, and every .toml, .urdf and .xml under tests/fixtures (the URDFs'
@@ -16,7 +16,8 @@ are not UTF-8, absurd dt, huge loads and far anchors, hull and mesh files that a
 folder, /dev/zero or a FIFO, `--set` overrides with hostile values, and for XML entity bombs,
 missing parents, joint cycles and bad numbers. Case k of seed s is the same on every run (its
 own `random.Random`), so `--seed S --cases N` is reproducible and `--keep DIR` writes each
-case's folder (the mutated file, its `--set`s in case.json) for `--replay`.
+case's folder (the mutated file, its `--set`s in case.json) for `--replay`; `--keep-bad DIR`
+only those that are not ok or a clean error; `--only K,K` runs those cases of the seed again.
 
 Each case runs `sharnir.app.cli.main(["run", FILE, "--duration", D, "--npz", OUT, ...])` in a
 child with RLIMIT_AS set to `--memory-gib`: by default a child forked from this process, which
@@ -711,6 +712,8 @@ def make_case(seed_number, index, seeds):
             return case
         except _NotApplicable:
             continue
+        except ValueError:   # lxml refuses the value (a NUL in an attribute): another
+            continue
     raise RuntimeError(f"no mutation applies to {seed.name}")
 
 
@@ -922,7 +925,8 @@ def run_cases(options, cases, report=None):
             while queue and len(running) < options.jobs:
                 index = queue.pop(0)
                 case = make_case(options.seed, index, seeds)
-                folder = (Path(options.keep) if options.keep else work) / f"{index:05d}"
+                keep = options.keep or options.keep_bad
+                folder = (Path(keep) if keep else work) / f"{index:05d}"
                 if folder.exists():
                     shutil.rmtree(folder)
                 running.append(start(case, folder, options))
@@ -942,7 +946,8 @@ def run_cases(options, cases, report=None):
                 results.append(result)
                 if report is not None:
                     report(result, len(results), len(cases))
-                if not options.keep:
+                if not (options.keep or options.keep_bad and result["outcome"] not in
+                        ("ok", "clean_error")):
                     shutil.rmtree(run.folder, ignore_errors=True)
     finally:
         for run in running:
@@ -1015,6 +1020,10 @@ def main(argv=None):
     parser.add_argument("--memory-gib", type=float, default=2.0)
     parser.add_argument("--duration", type=float, default=0.25, help="simulated s per case")
     parser.add_argument("--keep", metavar="DIR", help="keep every case's folder here")
+    parser.add_argument("--keep-bad", metavar="DIR",
+                        help="keep the folders of the cases that are not ok or a clean error")
+    parser.add_argument("--only", metavar="K,K,...",
+                        help="run only these case numbers (of --seed)")
     parser.add_argument("--fresh", action="store_true", help="a new interpreter per case")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--log", metavar="FILE", help="append each result as a JSON line")
@@ -1037,7 +1046,9 @@ def main(argv=None):
             print(f"[{done}/{total}]", file=sys.stderr, flush=True)
 
     began = time.monotonic()
-    results = run_cases(options, range(options.first, options.first + options.cases), report)
+    cases = [int(k) for k in options.only.split(",")] if options.only else \
+        range(options.first, options.first + options.cases)
+    results = run_cases(options, cases, report)
     wall = time.monotonic() - began
     command = "python bench/fuzz.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if options.json:

@@ -39,7 +39,7 @@ def listing(names, room=LIST_CHARS):
     return ", ".join(shown)
 
 
-def shortened(message, room=280):
+def shortened(message, room=400):
     """`message` with each line's text after its first ": " (the file or the subject it names,
     kept whole) cut in the middle to about `room` characters: the entry and field at the start
     and the reason at the end stay, a long name or value quoted in between is cut."""

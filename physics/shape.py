@@ -468,6 +468,8 @@ def readable_mesh_file(path):
     except OSError as exc:
         reason = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise ValueError(f"hull file {path}: cannot read a mesh ({reason})") from None
+    except ValueError:   # (a NUL character in the name)
+        raise ValueError(f"hull file {path!r}: not a usable file name") from None
     if not stat.S_ISREG(info.st_mode):
         raise ValueError(f"hull file {path}: not a regular file (a folder, pipe or device)")
     if info.st_size > MAX_MESH_BYTES:

@@ -72,7 +72,10 @@ class SimulationError(RuntimeError):
 
 
 def _vec(name, value, n=3):
-    a = np.asarray(value, dtype=float).reshape(-1)
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError, OverflowError):   # text, a table, ragged or huge integers
+        raise ValueError(f"{name} must be {n} numbers (got {_shown(value)})") from None
     if a.shape != (n,):
         raise ValueError(f"{name} must have {n} numbers (got {len(a)})")
     if not np.all(np.isfinite(a)):
@@ -81,10 +84,18 @@ def _vec(name, value, n=3):
 
 
 def _number(name, value):
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a number (got {_shown(value)})")
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number (got {value!r})") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number (got {_shown(value)})") from None
+
+
+def _shown(value):
+    """A value as it appears in a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _positive(name, value):
@@ -544,7 +555,7 @@ class World:
         if joint_.motor is None or joint_.controller is None:
             raise ValueError(f"{where} has no position or velocity controller "
                              "(set_controller first)")
-        t, w = float(target), float(rate)
+        t, w = _number(f"{where}: target", target), _number(f"{where}: rate", rate)
         if not (math.isfinite(t) and math.isfinite(w)):
             raise ValueError(f"{where}: target and rate must be finite numbers "
                              f"(got {target}, {rate})")
@@ -567,7 +578,7 @@ class World:
         joint_ = self._joints[j]
         if joint_.motor is None:
             raise ValueError(f"joint {joint_.name!r} has no motor")
-        u = float(voltage)
+        u = _number(f"joint {joint_.name!r}: voltage", voltage)
         limit = joint_.motor.voltage_limit
         if not (math.isfinite(u) and abs(u) <= limit):
             raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
@@ -605,7 +616,7 @@ class World:
         i = self._body_index(body, "load")
         if self._bodies[i].kind != DYNAMIC:
             raise ValueError(f"load: body {self._bodies[i].name!r} is not dynamic")
-        start, end = float(start), float(end)
+        start, end = _number("load: start", start), _number("load: end", end)
         if not (math.isfinite(start) and start >= 0 and end > start):
             raise ValueError(f"load: need 0 <= start < end (got start={start}, end={end})")
         self._loads.append(_Load(i, _vec("force", force), _vec("torque", torque), (start, end)))

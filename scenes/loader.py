@@ -109,7 +109,7 @@ def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
     source = str(path)
     raw = _read_raw(Path(path))
     try:
-        raw = expand_includes(raw, Path(path), _read_raw)
+        raw = expand_includes(raw, Path(path), _read_included)
     except IncludeError as exc:
         raise SceneError(f"{source}: {exc}") from None
     try:
@@ -240,6 +240,16 @@ def _read_raw(path: Path, urdf: dict | None = None) -> dict:
     return raw
 
 
+def _read_included(path: Path, urdf: dict | None = None) -> dict:
+    """`_read_raw` for an included file: its SceneError becomes an IncludeError without the
+    file's path in front (the including file's entry names the file)."""
+    try:
+        return _read_raw(path, urdf)
+    except SceneError as exc:
+        message, prefix = str(exc), f"{path}: "
+        raise IncludeError(message.removeprefix(prefix)) from None
+
+
 def _resolve_files(raw: dict, base: Path) -> None:
     """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
     path relative to the scene file's folder ``base``, in place; anything malformed is left
@@ -285,7 +295,7 @@ def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
         if not isinstance(table, dict):  # the path stopped at bodies, joints or loads
             raise SceneError(f'{where}: "{parts[-2]}" is an array of tables; '
                              'set a key of one entry')
-        table[parts[-1]] = _parse_value(text.strip())
+        table[parts[-1]] = _parse_value(text.strip(), where)
     return result
 
 
@@ -318,11 +328,16 @@ def _entry(entries: list, part: str, section: str, where: str) -> dict:
     )
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, where: str) -> Any:
     try:
         return tomllib.loads("v = " + text)["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise SceneError(f"{where}: the value nests too deeply to read") from None
+    except ValueError:   # (an integer of more than sys.get_int_max_str_digits() digits)
+        raise SceneError(f"{where}: an integer has more digits than can be read "
+                         f"({sys.get_int_max_str_digits()} at most)") from None
 
 
 def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
@@ -334,6 +349,8 @@ def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
         raise SceneError(f"{source}: no such file") from None
     except OSError as exc:
         raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    except ValueError:   # (a NUL character in the name)
+        raise SceneError(f"{source!r}: not a usable file name") from None
     if stat.S_ISDIR(info.st_mode):
         raise SceneError(f"{source}: is a directory, not a scene file")
     if not stat.S_ISREG(info.st_mode):

@@ -82,10 +82,14 @@ become Sharnir's hard contacts with a circular cone.
 """
 
 import math
+import os
+import stat
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from sharnir.physics.message import quoted
 
 from .loader import SceneError, read_bytes
 
@@ -103,6 +107,9 @@ _SHAPE_NAMES = {_PLANE: "plane", _HFIELD: "hfield", _SPHERE: "sphere", _CAPSULE:
 # mjtJoint codes and the Sharnir joint types
 _FREE, _BALL, _SLIDE, _HINGE = range(4)
 _JOINT_TYPES = {_HINGE: "revolute", _SLIDE: "prismatic", _BALL: "spherical"}
+
+
+_MAX_INCLUDES = 8   # nested <include>s checked for files that are not regular
 
 
 class MjcfWarning(UserWarning):
@@ -137,11 +144,48 @@ def _compile(source: str):
         raise SceneError("MJCF files need MuJoCo's compiler: pip install 'sharnir[mjcf]'") \
             from None
     read_bytes(Path(source), source)   # a regular file of bounded size, or SceneError
+    _check_files(Path(source), source)
     try:
         return mujoco.MjModel.from_xml_path(source)
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:200]}") from None
+
+
+def _check_files(path: Path, source: str, depth: int = 0) -> None:
+    """SceneError for a file the MJCF names (an include, a mesh, a texture, ...) that exists
+    but is not a regular file: MuJoCo's compiler would wait on a FIFO, or read a device
+    without end. Looked for where MuJoCo looks: next to the file and in the compiler's
+    meshdir, texturedir and assetdir; included files are checked the same way."""
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(read_bytes(path, source), etree.XMLParser(
+            resolve_entities=False, no_network=True, load_dtd=False))
+    except (etree.XMLSyntaxError, ValueError):
+        return   # MuJoCo's compiler reports what is wrong with the XML
+    folders = [path.parent]
+    for compiler in root.iter("compiler"):
+        folders += [path.parent / compiler.get(key) for key in ("meshdir", "texturedir",
+                                                                "assetdir") if compiler.get(key)]
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for key, value in el.attrib.items():
+            if not key.startswith("file") or not value:
+                continue
+            for candidate in [Path(value)] if Path(value).is_absolute() else \
+                    [folder / value for folder in folders]:
+                try:
+                    mode = os.stat(candidate).st_mode
+                except (OSError, ValueError):
+                    continue
+                if not stat.S_ISREG(mode):
+                    raise SceneError(f"{source}: line {el.sourceline}: <{el.tag} {key}="
+                                     f"{quoted(value)}>: not a regular file (a folder, pipe "
+                                     "or device)")
+                if el.tag == "include" and depth < _MAX_INCLUDES:
+                    _check_files(candidate, source, depth + 1)
 
 
 def _name(m, kind, i: int, fallback: str) -> str:

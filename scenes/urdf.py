@@ -66,7 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics.message import listing
+from sharnir.physics.message import listing, quoted
 
 from .loader import SceneError, read_bytes
 
@@ -330,8 +330,8 @@ class _Reader:
         self.positive(el, "scale", scale, where)
         file, tried = self.resolve(uri)
         if file is None:
-            self.fail(el, f'{where} <mesh filename="{uri}">',
-                      f"no such mesh file (looked for {tried})")
+            self.fail(el, f"{where} <mesh filename={quoted(uri)}>",
+                      f"no such mesh file (looked for {_cut(tried)})")
         if len(scale) == 1 or np.all(scale == scale[0]):
             return {"type": "hull", "file": str(file), "scale": float(scale[0])}
         import trimesh
@@ -356,7 +356,7 @@ class _Reader:
             name, _, rest = uri[len("package://"):].partition("/")
             places = list(self.packages(name))
             for folder in places:
-                if (folder / rest).is_file():
+                if _is_file(folder / rest):
                     return folder / rest, ""
             where = ", ".join(str(p / rest) for p in places) or (
                 f'a package "{name}": none next to the URDF or above it, in package_roots '
@@ -367,7 +367,7 @@ class _Reader:
         else:
             file = Path(uri)
         file = Path(os.path.abspath(self.folder / file.expanduser()))
-        return (file, "") if file.is_file() else (None, str(file))
+        return (file, "") if _is_file(file) else (None, str(file))
 
     def packages(self, name):
         """The folders that could be package `name`, the way ROS tools find them."""
@@ -443,6 +443,19 @@ class _Reader:
         if mimic is not None:
             joint.mimic = mimic.get("joint") or "?"
         return joint
+
+
+def _cut(text, room=120):
+    """A description of where a file was looked for, cut to about `room` characters."""
+    return text if len(text) <= room else text[:room] + f"... ({len(text):,} characters)"
+
+
+def _is_file(path):
+    """Whether `path` is a file; False for a name the system cannot take (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _package_dirs(root, name, depth=_SEARCH_DEPTH):

@@ -99,3 +99,160 @@ def test_a_blow_up_names_the_moving_body_not_the_world(tmp_path):
     with pytest.raises(SimulationError) as info:
         world.run(10)
     assert "'bob'" in str(info.value) and "'world'" not in str(info.value)
+
+
+# --- found by bench/fuzz.py ------------------------------------------------------------------
+
+LONG_NAME = "x" * 300_000
+BALL = '{{ name = "{name}", shape = {{ type = "sphere", radius = 0.1 }}, mass = 1.0 }}'
+
+
+@pytest.mark.parametrize("where", ["body_a", "name"])
+def test_a_long_name_in_a_message_is_quoted_short(tmp_path, where):
+    """An unknown body of 300,000 characters, or a duplicate one, is quoted cut short with its
+    length."""
+    joint = ('{ name = "j", type = "revolute", body_a = "NAME", body_b = "b" }' if
+             where == "body_a" else '{ name = "j", type = "revolute", body_a = "world", '
+                                    'body_b = "b" }')
+    bodies = [BALL.format(name="b")] + ([BALL.format(name=LONG_NAME)] * 2 if where == "name"
+                                        else [])
+    path = tmp_path / "long.toml"
+    path.write_text(f"bodies = [{', '.join(bodies)}]\n"
+                    f"joints = [{joint.replace('NAME', LONG_NAME)}]\n")
+    assert "(300,000 characters)" in one_line_error(path)
+
+
+def test_the_names_a_message_lists_are_a_few_and_a_count(tmp_path):
+    bodies = ", ".join(BALL.format(name=f"ball{i}") for i in range(1000))
+    path = tmp_path / "many.toml"
+    path.write_text(f"bodies = [{bodies}]\n"
+                    'joints = [{ name = "j", type = "revolute", body_a = "world", '
+                    'body_b = "ball" }]\n')
+    message = one_line_error(path)
+    assert 'unknown body "ball"' in message and "ball0, ball1" in message
+    assert "(1,000 in all)" in message
+
+
+@pytest.mark.parametrize("field,value", [
+    ("key", "k" * 300_000),                      # an unknown key
+    ("type", "\\" * 300),                        # a shape type whose escapes double it
+    ("file", "f" * 5000 + ".stl"),               # a hull file that does not exist
+])
+def test_a_long_key_type_or_file_is_one_short_line(tmp_path, field, value):
+    shape = {"key": f'{{ type = "sphere", radius = 0.1, "{value}" = 1 }}',
+             "type": f'{{ type = "{value}" }}'.replace("\\", "\\\\"),
+             "file": f'{{ type = "hull", file = "{value}" }}'}[field]
+    path = tmp_path / "s.toml"
+    path.write_text(f'bodies = [{{ name = "b", mass = 1.0, shape = {shape} }}]\n')
+    one_line_error(path)
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ("9" * 5000, "more digits than can be read"),
+    ("[" * 900 + "]" * 900, "nests too deeply"),
+    ("x" * 300_000, "unknown key"),
+])
+def test_a_hostile_override_is_one_short_line(tmp_path, value, fragment):
+    """--set values are read as TOML: a 5000-digit integer raised a ValueError traceback."""
+    path = tmp_path / "s.toml"
+    path.write_text(SPHERE.format(r="0.1") + "\n")
+    key = "world.k" + value if fragment == "unknown key" else "world.dt"
+    assert fragment in one_line_error(path, [f"{key}={value}"])
+
+
+def test_a_load_that_breaks_the_step_is_a_simulation_error(tmp_path):
+    """A 1e308 N load on an ellipsoid resting on another made the contact stages divide by
+    zero: a ZeroDivisionError from the kernel instead of the blow-up's error."""
+    from sharnir.physics import SimulationError
+
+    egg = ('{{ name = "{n}", shape = {{ type = "ellipsoid", semi_axes = [0.1, 0.05, 0.03] }}, '
+           'density = 1000.0, pos = [0.0, 0.0, {z}] }}')
+    path = tmp_path / "eggs.toml"
+    path.write_text("world = { dt = 0.01 }\n"
+                    'bodies = [{ name = "ground", kind = "static", shape = { type = "plane" } }, '
+                    f'{egg.format(n="egg", z=0.2)}, {egg.format(n="egg2", z=0.05)}]\n'
+                    'loads = [{ body = "egg", force = [1e308, 3.3e307, -1e308] }]\n')
+    world = load_scene(path)
+    with pytest.raises(SimulationError) as info:
+        world.run(10)
+    assert "'egg'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_urdf_joint_to_a_missing_link_lists_a_few_links(tmp_path):
+    from pathlib import Path
+
+    source = Path(__file__).parent / "fixtures" / "urdf" / "r2d2" / "r2d2.urdf"
+    for mesh in source.parent.glob("*.stl"):
+        (tmp_path / mesh.name).symlink_to(mesh)
+    path = tmp_path / "r2d2.urdf"
+    path.write_text(source.read_text().replace('<child link="right_base"/>',
+                                               '<child link="no_such_link"/>', 1))
+    message = one_line_error(path, build=False)
+    assert 'no link named "no_such_link"' in message and "in all)" in message
+
+
+def test_mujoco_s_message_is_one_short_line(tmp_path):
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h"/><geom size="0.1"/></body>'
+                    f'</worldbody><actuator><motor joint="{"x" * 5000}"/></actuator></mujoco>')
+    assert "MuJoCo cannot compile it" in one_line_error(path, build=False)
+
+
+def test_the_world_names_a_long_unknown_body_short():
+    from sharnir.physics import World
+    from sharnir.physics.shape import Sphere
+
+    world = World()
+    for i in range(500):
+        world.add_body(f"ball{i}", Sphere(0.1), mass=1.0, pos=(3.0 * i, 0.0, 0.0))
+    with pytest.raises(ValueError) as info:
+        world.set_body_force("y" * 100_000, (1.0, 0.0, 0.0))
+    # the 500 balls and the fixed world body
+    assert len(str(info.value)) < 300 and "(501 in all)" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["a\\u0000b.stl", "x" * 5000 + ".stl"])
+@pytest.mark.parametrize("how", ["hull", "include", "urdf mesh"])
+def test_a_file_name_the_system_refuses_is_one_short_line(tmp_path, name, how):
+    """A NUL in a file name raised ValueError, a name too long OSError, from os.stat and
+    pathlib."""
+    path = tmp_path / "s.toml"
+    if how == "hull":
+        path.write_text(f'bodies = [{{ name = "rock", mass = 1.0, shape = {{ type = "hull", '
+                        f'file = "{name}" }} }}]\n')
+    elif how == "include":
+        path.write_text(f'include = [{{ file = "{name}" }}]\n')
+    else:
+        path = tmp_path / "r.urdf"
+        path.write_text('<robot name="r"><link name="a"><collision><geometry><mesh filename="'
+                        + name.replace("\\u0000", "&#0;") + '"/></geometry></collision></link>'
+                        "</robot>\n")
+    if "&#0;" in path.read_text():
+        pytest.skip("XML cannot carry a NUL")
+    one_line_error(path)
+
+
+def test_an_mjcf_naming_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """MuJoCo's compiler opened a FIFO named as a mesh and waited forever."""
+    pytest.importorskip("mujoco")
+    os.mkfifo(tmp_path / "pipe.stl")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><asset><mesh name="m" file="pipe.stl"/></asset><worldbody>'
+                    '<body><joint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    result = {}
+
+    def load():
+        try:
+            read_scene(path)
+        except SceneError as exc:
+            result["message"] = str(exc)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(30.0)
+    if reader.is_alive():   # unblock MuJoCo before failing
+        with open(tmp_path / "pipe.stl", "w"):
+            pass
+        pytest.fail("reading an MJCF that names a FIFO blocked")
+    assert "not a regular file" in result["message"] and "pipe.stl" in result["message"]
