@@ -571,7 +571,7 @@ class _Reader:
                 elif (bias_t == int(self.mj.mjtBias.mjBIAS_AFFINE) and bp[0] == 0
                       and bp[1] == 0 and bp[2] == -gp[0] and gp[0] > 0):
                     kind = "velocity"
-            if kind is None or g <= 0:
+            if kind is None or g <= 0 or g * g == 0.0:   # (a gear whose square underflows)
                 self.note(f'actuator "{label}" (only motor, position, velocity and dcmotor '
                           "with a positive gear map)")
                 motor.update(resistance=1.0, torque_constant=math.sqrt(damping))

@@ -214,14 +214,14 @@ class _Reader:
         try:
             values = [float(w) for w in words]
         except ValueError:
-            self.fail(el, label, f'must be numbers (got "{text}")')
+            self.fail(el, label, f'must be numbers (got {quoted(text)})')
         if count is None:
             if len(values) not in (1, 3):
-                self.fail(el, label, f'must be 1 or 3 numbers (got "{text}")')
+                self.fail(el, label, f'must be 1 or 3 numbers (got {quoted(text)})')
         elif len(values) != count:
-            self.fail(el, label, f'must be {count} number{"s" * (count > 1)} (got "{text}")')
+            self.fail(el, label, f'must be {count} number{"s" * (count > 1)} (got {quoted(text)})')
         if not all(math.isfinite(v) for v in values):
-            self.fail(el, label, f'must be finite (got "{text}")')
+            self.fail(el, label, f'must be finite (got {quoted(text)})')
         return np.array(values)
 
     def number(self, el, attr, where, default=None, low=None):
@@ -330,7 +330,7 @@ class _Reader:
         self.positive(el, "scale", scale, where)
         file, tried = self.resolve(uri)
         if file is None:
-            self.fail(el, f"{where} <mesh filename={quoted(uri)}>",
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>",
                       f"no such mesh file (looked for {_cut(tried)})")
         if len(scale) == 1 or np.all(scale == scale[0]):
             return {"type": "hull", "file": str(file), "scale": float(scale[0])}
@@ -343,10 +343,10 @@ class _Reader:
             mesh = trimesh.load(str(file), force="mesh", process=False)
             vertices = np.asarray(mesh.vertices, dtype=float)
         except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds
-            self.fail(el, f'{where} <mesh filename="{uri}">',
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>",
                       f"cannot read the mesh {file} ({type(exc).__name__}: {exc})")
         if len(vertices) == 0:
-            self.fail(el, f'{where} <mesh filename="{uri}">', f"no vertices in {file}")
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>", f"no vertices in {file}")
         vertices = np.unique(vertices * scale, axis=0)
         return {"type": "hull", "vertices": vertices.tolist()}
 
@@ -445,7 +445,7 @@ class _Reader:
         return joint
 
 
-def _cut(text, room=120):
+def _cut(text, room=100):
     """A description of where a file was looked for, cut to about `room` characters."""
     return text if len(text) <= room else text[:room] + f"... ({len(text):,} characters)"
 

@@ -256,3 +256,25 @@ def test_an_mjcf_naming_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path)
             pass
         pytest.fail("reading an MJCF that names a FIFO blocked")
     assert "not a regular file" in result["message"] and "pipe.stl" in result["message"]
+
+
+def test_a_urdf_attribute_of_600000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"><inertial><mass value="1"/><origin rpy="'
+                    + " ".join(["1"] * 300_000) + '"/></inertial></link></robot>\n')
+    assert "must be 3 numbers" in one_line_error(path, build=False)
+
+
+def test_an_mjcf_gear_whose_square_underflows_is_not_divided_by(tmp_path):
+    """A motor's resistance is damping / gear^2: a gear of 5e-324 raised ZeroDivisionError."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h" damping="1"/><geom size="0.1"/>'
+                    '</body></worldbody><actuator><motor joint="h" gear="5e-324"/></actuator>'
+                    "</mujoco>")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_scene(path)
+    assert any("positive gear" in str(w.message) for w in caught)
