@@ -887,7 +887,9 @@ def _finite(npz):
 def finish(run, code, options):
     stderr = (run.folder / "stderr.txt").read_text(encoding="utf-8", errors="replace")
     outcome, first = classify(code, stderr, run.folder / "out.npz", run.main)
+    lines = sum(line.startswith(ERROR_PREFIX) for line in stderr.splitlines())
     return {"index": run.case.index, "seed": run.case.seed, "mutation": run.case.mutation,
+            "error_lines": lines,
             "detail": run.case.detail[:120], "outcome": outcome, "status": code,
             "seconds": round(time.monotonic() - run.started, 2), "message": first[:300],
             "folder": str(run.folder)}
@@ -967,15 +969,20 @@ def summary_text(results, options, wall, command, machine=None):
     lines.append("| " + " | ".join(OUTCOMES) + " |")
     lines.append("|" + "---:|" * len(OUTCOMES))
     lines.append("| " + " | ".join(str(counts.get(o, 0)) for o in OUTCOMES) + " |")
+    several = sum(1 for r in results if r["outcome"] == "clean_error"
+                  and r.get("error_lines", 1) > 1)
     lines.append("")
-    by_seed = Counter((r["seed"], r["outcome"]) for r in results)
-    seeds = sorted({r["seed"] for r in results})
-    lines.append("| input | " + " | ".join(OUTCOMES) + " |")
-    lines.append("|---|" + "---:|" * len(OUTCOMES))
-    for s in seeds:
-        lines.append(f"| {s} | " + " | ".join(str(by_seed.get((s, o), 0)) for o in OUTCOMES)
-                     + " |")
+    lines.append(f"Clean errors of more than one line (one `sharnir: error:` line per problem "
+                 f"found, as the loader reports several at once): {several}.")
     lines.append("")
+    for column, title in (("seed", "input"), ("mutation", "mutation")):
+        counted = Counter((r[column], r["outcome"]) for r in results)
+        lines.append(f"| {title} | " + " | ".join(OUTCOMES) + " |")
+        lines.append("|---|" + "---:|" * len(OUTCOMES))
+        for key in sorted({r[column] for r in results}):
+            lines.append(f"| {key} | " + " | ".join(str(counted.get((key, o), 0))
+                                                   for o in OUTCOMES) + " |")
+        lines.append("")
     bad = [r for r in results if r["outcome"] not in ("ok", "clean_error")]
     if bad:
         lines.append("Cases that are not ok or a clean error (replay with "
@@ -1029,9 +1036,18 @@ def main(argv=None):
     parser.add_argument("--log", metavar="FILE", help="append each result as a JSON line")
     parser.add_argument("--write", action="store_true", help="write bench/results.md")
     parser.add_argument("--replay", metavar="DIR", help="run one kept case again")
+    parser.add_argument("--summarize", metavar="LOG",
+                        help="only summarize the results a --log file holds (a run cut short)")
     options = parser.parse_args(argv)
     if options.replay:
         return replay(options.replay, options)
+    if options.summarize:
+        with open(options.summarize) as f:
+            results = sorted((json.loads(line) for line in f if line.strip()),
+                             key=lambda r: r["index"])
+        command = "python bench/fuzz.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        print(summary_text(results, options, 0.0, command))
+        return 0
     log = open(options.log, "a") if options.log else None   # noqa: SIM115
 
     def report(result, done, total):
