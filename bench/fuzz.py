@@ -1061,6 +1061,8 @@ def main(argv=None):
         elif done % 100 == 0:
             print(f"[{done}/{total}]", file=sys.stderr, flush=True)
 
+    # a run stopped by kill still kills its children and removes its work folder
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     began = time.monotonic()
     cases = [int(k) for k in options.only.split(",")] if options.only else \
         range(options.first, options.first + options.cases)
