@@ -913,6 +913,17 @@ def prepare():
         world = load_scene(name)
         compile_step(world)
         world.run(1)
+    # every module of the engine and the scene readers, so that the children run the code
+    # this process started with even if the files change during a long run
+    import importlib
+    import pkgutil
+
+    import sharnir
+
+    for module in pkgutil.walk_packages(sharnir.__path__, "sharnir."):
+        if module.name.split(".")[1] in ("physics", "scenes"):   # (the CLI imports the rest)
+            with contextlib.suppress(Exception):
+                importlib.import_module(module.name)
 
 
 def run_cases(options, cases, report=None):
