@@ -305,6 +305,9 @@ def principal_axes(tensor):
     """(Rp, moments) of a symmetric inertia tensor: T = Rp diag(moments) Rp^T with Rp a
     right-handed rotation; deterministic (see the module docstring)."""
     T = 0.5 * (np.asarray(tensor, dtype=float) + np.asarray(tensor, dtype=float).T)
+    if not np.isfinite(T).all():   # (eigh would not converge)
+        raise ValueError(f"the inertia tensor is not finite ({T.tolist()}): sizes, masses "
+                         "or positions too large")
     off = max(abs(T[0, 1]), abs(T[0, 2]), abs(T[1, 2]))
     if off <= 1e-12 * abs(np.trace(T)):
         return np.eye(3), np.diag(T).copy()

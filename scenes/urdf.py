@@ -660,6 +660,10 @@ class _Builder:
                     "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}
         com = first / mass
         tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
+        if not (np.isfinite(tensor).all() and np.isfinite(com).all()):
+            self.fail(self.links[name].line, f"link {quoted(name)}", "its mass properties "
+                      "overflow (a position, mass or inertia too large, its merged links' "
+                      "included)")
         from sharnir.physics.shape import principal_axes
 
         Rp, moments = principal_axes(tensor)
