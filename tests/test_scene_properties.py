@@ -1,6 +1,7 @@
 """Properties that hold for any input (issue 13), checked with hypothesis:
 
-* a scene file, whatever its text or values, loads to a World or fails with one SceneError
+* a scene file, whatever its text or values (a valid scene with values replaced by anything
+  or removed, any bytes, any `--set`), loads to a World or fails with one SceneError
   of short lines; a World it gives steps to a finite state or stops with a SimulationError;
 * the World's live edits (friction, voltage, settings, forces, poses, drags, loads) take any
   argument: a value is accepted, and the world stays finite after a step or stops with a
@@ -41,7 +42,6 @@ from sharnir.app.physics_thread import PhysicsThread
 from sharnir.physics import Box, DCMotor, Plane, SimulationError, Sphere, World
 from sharnir.physics.settings import WORLD_SETTINGS
 from sharnir.scenes import SceneError, load_scene, read_scene
-from sharnir.scenes.schema import SHAPES
 
 MAX_LINE = 300   # characters of one message line, besides the scene file's path
 BOUNDED = settings(max_examples=60, deadline=None, derandomize=True,
@@ -62,7 +62,6 @@ ANY = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
                                      max_size=3), max_leaves=8)
 VECTOR = st.lists(NUMBERS, min_size=3, max_size=3) | st.lists(NUMBERS, max_size=5) | ANY
 QUAT = st.lists(NUMBERS, min_size=4, max_size=4) | VECTOR
-NAMES = st.sampled_from(["a", "b", "c", "world", ""]) | TEXT
 
 
 def maybe(strategy):
@@ -72,53 +71,66 @@ def maybe(strategy):
 # --- scenes -----------------------------------------------------------------------------------
 
 
-SHAPE = st.fixed_dictionaries(
-    {"type": st.sampled_from([*SHAPES, "nope"])},
-    optional={"radius": NUMBERS, "half_length": NUMBERS, "half_extents": VECTOR,
-              "semi_axes": VECTOR, "vertices": st.lists(VECTOR, max_size=6),
-              "scale": NUMBERS, "file": TEXT,
-              "parts": st.lists(st.fixed_dictionaries(
-                  {"shape": st.fixed_dictionaries({"type": st.sampled_from(["box", "sphere"]),
-                                                   "radius": NUMBERS,
-                                                   "half_extents": VECTOR})},
-                  optional={"pos": VECTOR, "quat": QUAT}), max_size=3)},
-) | ANY
-BODY = st.fixed_dictionaries(
-    {"name": NAMES},
-    optional={"shape": SHAPE, "mass": NUMBERS, "density": NUMBERS, "inertia": VECTOR,
-              "pos": VECTOR, "quat": QUAT, "vel": VECTOR, "angvel": VECTOR,
-              "kind": st.sampled_from(["dynamic", "static", "kinematic", "x"]),
-              "friction": NUMBERS, "rolling": NUMBERS, "restitution": NUMBERS,
-              "group": NUMBERS, "mask": NUMBERS},
+# A valid scene (bodies a, b, c on the ground, joints, a load) with up to three of its values
+# replaced by anything or removed: most examples are near the format, so that both the
+# refusals and the runs of odd but valid values are explored.
+SMALL = st.floats(min_value=0.05, max_value=2.0)
+COORD = st.floats(min_value=-2.0, max_value=2.0)
+VEC = st.lists(COORD, min_size=3, max_size=3)
+POSITIVE_VEC = st.lists(SMALL, min_size=3, max_size=3)
+VALID_SHAPE = st.one_of(
+    st.fixed_dictionaries({"type": st.just("sphere"), "radius": SMALL}),
+    st.fixed_dictionaries({"type": st.just("box"), "half_extents": POSITIVE_VEC}),
+    st.fixed_dictionaries({"type": st.sampled_from(["capsule", "cylinder"]), "radius": SMALL,
+                           "half_length": SMALL}),
+    st.fixed_dictionaries({"type": st.just("ellipsoid"), "semi_axes": POSITIVE_VEC}),
 )
-MOTOR = st.fixed_dictionaries(
-    {"resistance": NUMBERS, "torque_constant": NUMBERS},
-    optional={"voltage": NUMBERS, "voltage_limit": NUMBERS, "gear_ratio": NUMBERS,
-              "rotor_inertia": NUMBERS, "torque_limit": NUMBERS,
-              "controller": st.fixed_dictionaries(
-                  {"mode": st.sampled_from(["position", "velocity", "x"])},
-                  optional={"kp": NUMBERS, "kd": NUMBERS, "target": NUMBERS,
-                            "sine": VECTOR, "keyframes": st.lists(VECTOR, max_size=3)})},
+VALID_BODY = st.fixed_dictionaries(
+    {"shape": VALID_SHAPE, "mass": SMALL, "pos": VEC},
+    optional={"vel": VEC, "angvel": VEC, "quat": st.lists(SMALL, min_size=4, max_size=4),
+              "friction": st.floats(0.0, 1.0), "restitution": st.floats(0.0, 1.0)},
 )
-JOINT = st.fixed_dictionaries(
-    {"name": NAMES, "type": st.sampled_from(["revolute", "prismatic", "spherical", "fixed",
-                                             "x"]),
-     "body_a": NAMES, "body_b": NAMES},
-    optional={"anchor": VECTOR, "axis": VECTOR, "friction": NUMBERS,
-              "limits": st.lists(NUMBERS, max_size=3), "motor": MOTOR},
+VALID_JOINT = st.fixed_dictionaries(
+    {"type": st.sampled_from(["revolute", "prismatic", "spherical", "fixed"]),
+     "body_a": st.sampled_from(["world", "a"]), "body_b": st.sampled_from(["b", "c"])},
+    optional={"anchor": VEC, "axis": POSITIVE_VEC},
 )
-LOAD = st.fixed_dictionaries({"body": NAMES}, optional={"force": VECTOR, "torque": VECTOR,
-                                                        "start": NUMBERS, "end": NUMBERS})
-SCENE = st.fixed_dictionaries({}, optional={
-    "version": NUMBERS, "duration": NUMBERS, "description": TEXT,
-    "world": st.fixed_dictionaries({}, optional={"dt": NUMBERS, "gravity": VECTOR}) | ANY,
-    "solver": st.fixed_dictionaries({}, optional={k: NUMBERS for k in (
-        "iterations", "position_iterations", "tolerance", "budget_ms", "manifold_reuse")}),
-    "bodies": st.lists(BODY, max_size=4),
-    "joints": st.lists(JOINT, max_size=3),
-    "loads": st.lists(LOAD, max_size=2),
-    "extra": ANY,
-})
+VALID_SCENE = st.builds(
+    lambda bodies, joints, loads, dt, ground: {
+        "world": {"dt": dt},
+        "bodies": ([{"name": "ground", "kind": "static", "shape": {"type": "plane"}}]
+                   if ground else []) + [{"name": n, **b} for n, b in zip("abc", bodies)],
+        "joints": [{"name": f"j{k}", **j} for k, j in enumerate(joints)],
+        "loads": [{"body": "c", "force": f} for f in loads]},
+    st.lists(VALID_BODY, min_size=3, max_size=3), st.lists(VALID_JOINT, max_size=2),
+    st.lists(VEC, max_size=1), st.sampled_from([0.01, 1.0 / 240.0]), st.booleans())
+EDIT = st.tuples(st.integers(min_value=0, max_value=10_000), st.none() | ANY)
+
+
+def _paths(node, prefix=()):
+    yield prefix, node
+    items = node.items() if isinstance(node, dict) else enumerate(node) \
+        if isinstance(node, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*prefix, k))
+
+
+def edited(scene, edits):
+    """`scene` with each edit (a path by number, a new value or None: removed) applied."""
+    for pick, value in edits:
+        paths = [p for p, _ in _paths(scene) if p]
+        path = paths[pick % len(paths)]
+        parent = scene
+        for step in path[:-1]:
+            parent = parent[step]
+        if value is None:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    return scene
+
+
+SCENE = st.builds(edited, VALID_SCENE, st.lists(EDIT, max_size=3))
 
 
 def toml_value(value):
@@ -221,20 +233,30 @@ def small_world():
     return w
 
 
-BODY_REF = st.sampled_from(["box", "ball", "ground", "world", 0, 1, 2, 3, -1, 99]) | ANY
-JOINT_REF = st.sampled_from(["hinge", 0, 1, -1]) | ANY
+# mostly valid arguments, so that accepted edits (and what a step makes of them) are explored
+# as well as refusals
+BODY_REF = st.one_of(st.sampled_from(["box", "ball", 1, 2]), st.sampled_from(["box", "ball"]),
+                     st.sampled_from(["ground", "world", 0, 3, -1, 99]), ANY)
+JOINT_REF = st.one_of(st.just("hinge"), st.just("hinge"), st.sampled_from([0, 1, -1]), ANY)
+GOOD = st.floats(min_value=-5.0, max_value=5.0)
+VALUE = st.one_of(GOOD, GOOD, GOOD, NUMBERS, ANY)
+TRIPLE = st.lists(GOOD, min_size=3, max_size=3)
+VECTOR = st.one_of(TRIPLE, TRIPLE, TRIPLE, st.lists(NUMBERS, min_size=3, max_size=3), VECTOR)
+QUAT = st.one_of(st.lists(GOOD, min_size=4, max_size=4), QUAT)
+SETTING = st.one_of(st.sampled_from([0.01, 0.002, 1e-4, 0.1, 20, 4, 0, 1e-6, True, 0.0002,
+                                     (0.0, 0.0, -9.81), (0.0, 0.0, -1000.0)]), VALUE)
 EDITS = st.one_of(
-    st.tuples(st.just("set_friction"), JOINT_REF, NUMBERS | ANY),
-    st.tuples(st.just("set_voltage"), JOINT_REF, NUMBERS | ANY),
-    st.tuples(st.just("set_target"), JOINT_REF, NUMBERS | ANY, NUMBERS),
+    st.tuples(st.just("set_friction"), JOINT_REF, VALUE),
+    st.tuples(st.just("set_voltage"), JOINT_REF, VALUE),
+    st.tuples(st.just("set_target"), JOINT_REF, VALUE, VALUE),
     st.tuples(st.just("configure"), st.dictionaries(
-        st.sampled_from([*WORLD_SETTINGS, "nope"]), NUMBERS | VECTOR | ANY, min_size=1,
+        st.sampled_from([*WORLD_SETTINGS, "nope"]), SETTING | VECTOR, min_size=1,
         max_size=2)),
     st.tuples(st.just("set_body_force"), BODY_REF, VECTOR, VECTOR),
     st.tuples(st.just("set_body_pose"), BODY_REF, maybe(VECTOR), maybe(QUAT)),
     st.tuples(st.just("set_body_velocity"), BODY_REF, maybe(VECTOR), maybe(VECTOR)),
     st.tuples(st.just("set_drag"), BODY_REF, VECTOR, maybe(VECTOR), maybe(QUAT)),
-    st.tuples(st.just("add_load"), BODY_REF, VECTOR, VECTOR, NUMBERS, NUMBERS),
+    st.tuples(st.just("add_load"), BODY_REF, VECTOR, VECTOR, VALUE, VALUE),
 )
 # the words a refusal of each edit names (its arguments, or the entity it refers to)
 NAMED = {
@@ -315,10 +337,10 @@ def _wait(sim, condition, seconds=30.0):
 
 COMMANDS = st.one_of(
     st.builds(lambda s: ("command", Configure(**s)), st.dictionaries(
-        st.sampled_from([*WORLD_SETTINGS, "nope"]), NUMBERS | VECTOR | ANY, min_size=1,
+        st.sampled_from([*WORLD_SETTINGS, "nope"]), SETTING | VECTOR, min_size=1,
         max_size=2)),
-    st.builds(lambda j, v: ("command", SetFriction(j, v)), JOINT_REF, NUMBERS | ANY),
-    st.builds(lambda j, v: ("command", SetVoltage(j, v)), JOINT_REF, NUMBERS | ANY),
+    st.builds(lambda j, v: ("command", SetFriction(j, v)), JOINT_REF, VALUE),
+    st.builds(lambda j, v: ("command", SetVoltage(j, v)), JOINT_REF, VALUE),
     st.builds(lambda b, f, t: ("command", SetBodyForce(b, f, t)), BODY_REF, VECTOR, VECTOR),
     st.builds(lambda b, p, t, q: ("command", SetDrag(b, p, t, q)), BODY_REF, VECTOR,
               maybe(VECTOR), maybe(QUAT)),
