@@ -250,6 +250,9 @@ class HullSpec(_Spec):
     def _file_exists(cls, file: str | None) -> str | None:
         # the loader has made a relative path relative to the scene file already
         if file is not None and not os.path.isfile(file):
+            if os.path.exists(file):
+                raise problem(((), f"{quoted(file, 200)} is not a regular file (a folder, pipe "
+                                   "or device)"))
             raise problem(((), f"no such file {quoted(file, 200)}"))
         return file
 

@@ -290,3 +290,11 @@ def test_a_urdf_link_merged_from_1e300_m_away_is_one_short_line(tmp_path):
                     f'{inertial}</link><joint name="j" type="fixed"><parent link="a"/>'
                     '<child link="b"/><origin xyz="0 0 1e300"/></joint></robot>\n')
     assert "overflow" in one_line_error(path, build=False)
+
+
+@pytest.mark.parametrize("name", ["/dev/null", "."])
+def test_a_hull_file_that_is_a_device_or_folder_is_not_called_missing(tmp_path, name):
+    path = tmp_path / "s.toml"
+    path.write_text(f'bodies = [{{ name = "rock", mass = 1.0, shape = {{ type = "hull", '
+                    f'file = "{name}" }} }}]\n')
+    assert "not a regular file" in one_line_error(path)
