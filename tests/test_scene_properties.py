@@ -393,3 +393,19 @@ def test_panel_commands_never_end_the_physics_thread(physics_thread, commands):
     if snap.error is None or "non-finite" not in snap.error and "broke down" not in snap.error:
         assert np.isfinite(snap.body_pos).all() and np.isfinite(snap.body_quat).all()
     assert os.getpid()   # (the test process itself is alive: nothing called exit)
+
+
+@pytest.mark.parametrize("edit,word", [
+    (("set_voltage", "hinge", []), "voltage"),
+    (("set_target", "hinge", "abc", 0.0), "target"),
+    (("set_body_force", "ball", "abc", (0.0, 0.0, 0.0)), "force"),
+    (("set_body_force", "ball", [[1.0], [2.0, 3.0]], (0.0, 0.0, 0.0)), "force"),
+    (("add_load", "ball", (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), {}, 1.0), "start"),
+    (("set_body_velocity", "ball", [10 ** 400, 0, 0], None), "vel"),
+])
+def test_a_live_edit_given_text_or_a_table_is_refused_by_name(world_factory, edit, word):
+    """float() and numpy raised their own messages (or TypeError, OverflowError), naming
+    neither the argument nor the body."""
+    with pytest.raises(ValueError) as info:
+        apply_edit(world_factory(), edit)
+    assert word in str(info.value)
