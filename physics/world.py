@@ -809,12 +809,27 @@ class World:
                               rec.body_quat[sl] if rb else rec.body_quat,
                               rec.contact[sl], sensors))
             wall += time.perf_counter() - t0
+            self._check_telemetry(rec, sl)
             done += k
             if progress is not None:
                 progress(done, nsteps)
         rec.motor = rec.joint[:, model.motor_joint, REC_VOLTAGE:REC_VOLTAGE + 4].copy()
         rec.wall_s = wall
         return rec
+
+    def _check_telemetry(self, rec, sl):
+        """SimulationError if the recorded joint or contact telemetry of steps `sl` is not
+        finite while the bodies are (an absurd but finite state, such as a spin of 1e154
+        rad/s, whose joint velocity overflows): a recording is never silently NaN."""
+        for what, series, names in (("joint", rec.joint[sl], self._joints),
+                                    ("contact sensor", rec.contact[sl],
+                                     [self._bodies[i] for i in rec.contact_bodies])):
+            bad = ~np.isfinite(series)
+            if bad.any():
+                k, i = np.argwhere(bad)[0][:2]
+                raise SimulationError(
+                    f"the {what} telemetry became non-finite at t = {rec.t[sl][k]:.6g} s "
+                    f"({what} {names[i].name!r}); check the parameters last changed")
 
     def _advance(self, n, rec):
         if self._hook is not None:
@@ -1287,7 +1302,7 @@ def _index(items, ref, kind, where):
         if item.name == ref:
             return i
     names = listing(item.name for item in items)
-    shown = quoted(ref) if isinstance(ref, str) else repr(ref)[:60]
+    shown = quoted(ref) if isinstance(ref, str) and len(ref) > 60 else repr(ref)[:60]
     raise ValueError(f"{prefix}unknown {kind} {shown} ({kind}s are: {names})")
 
 

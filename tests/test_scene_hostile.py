@@ -298,3 +298,19 @@ def test_a_hull_file_that_is_a_device_or_folder_is_not_called_missing(tmp_path, 
     path.write_text(f'bodies = [{{ name = "rock", mass = 1.0, shape = {{ type = "hull", '
                     f'file = "{name}" }} }}]\n')
     assert "not a regular file" in one_line_error(path)
+
+
+def test_a_recording_is_never_silently_non_finite():
+    """A chain link spun at 1e154 rad/s about each axis stays finite itself, but its joints'
+    recorded velocity overflowed: `sharnir run` wrote NaN to the outputs and exited 0."""
+    import numpy as np
+
+    from sharnir.physics import SimulationError
+
+    world = load_scene("chain", ["bodies.link8.angvel=[1e154, 1e154, 1e154]"])
+    try:
+        rec = world.run(60)
+    except SimulationError as exc:
+        assert "'j8'" in str(exc) or "'j9'" in str(exc)
+    else:
+        assert np.isfinite(rec.joint).all() and np.isfinite(rec.contact).all()
