@@ -159,8 +159,15 @@ def _check_files(path: Path, source: str, depth: int = 0) -> None:
     meshdir, texturedir and assetdir; included files are checked the same way."""
     from lxml import etree
 
+    data = read_bytes(path, source)
     try:
-        root = etree.fromstring(read_bytes(path, source), etree.XMLParser(
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:   # (MuJoCo would take it, its names then undecodable)
+        which = f"{path.name}, included: " if depth else ""
+        raise SceneError(f"{source}: {which}not UTF-8 text (bad byte at offset {exc.start})") \
+            from None
+    try:
+        root = etree.fromstring(data, etree.XMLParser(
             resolve_entities=False, no_network=True, load_dtd=False))
     except (etree.XMLSyntaxError, ValueError):
         return   # MuJoCo's compiler reports what is wrong with the XML
@@ -189,9 +196,18 @@ def _check_files(path: Path, source: str, depth: int = 0) -> None:
 
 
 def _name(m, kind, i: int, fallback: str) -> str:
+    return _id2name(m, kind, i) or fallback
+
+
+def _id2name(m, kind, i: int) -> str | None:
+    """MuJoCo's name of object i, None for none or one that is not UTF-8 (a character
+    reference such as &#xD800; compiles to bytes Python cannot decode)."""
     import mujoco
 
-    return mujoco.mj_id2name(m, kind, i) or fallback
+    try:
+        return mujoco.mj_id2name(m, kind, i)
+    except UnicodeDecodeError:
+        return None
 
 
 def _quat(R: np.ndarray) -> list[float]:
@@ -342,7 +358,7 @@ class _Reader:
         return None
 
     def geom_label(self, g: int) -> str:
-        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, g)
+        name = _id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, g)
         body = self.body_name(int(self.m.geom_bodyid[g]))
         return f'"{name}" of body "{body}"' if name else f'{g} of body "{body}"'
 
@@ -377,7 +393,7 @@ class _Reader:
             shape = {"type": "plane"} if plane else self.shape(g, self.geom_label(g))
             if shape is None:
                 continue
-            name = self.mj.mj_id2name(m, self.mj.mjtObj.mjOBJ_GEOM, g)
+            name = _id2name(m, self.mj.mjtObj.mjOBJ_GEOM, g)
             body = self.body_name(int(m.geom_bodyid[g]))
             entry = {"name": name or f"{body}.geom{g}", "kind": "static", "shape": shape,
                      "pos": _floats(d.geom_xpos[g]), "quat": _quat(d.geom_xmat[g])}

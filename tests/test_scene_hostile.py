@@ -314,3 +314,18 @@ def test_a_recording_is_never_silently_non_finite():
         assert "'j8'" in str(exc) or "'j9'" in str(exc)
     else:
         assert np.isfinite(rec.joint).all() and np.isfinite(rec.contact).all()
+
+
+@pytest.mark.parametrize("name", [b"g\xed\xa0\x80", b"g&#xD800;"])
+def test_an_mjcf_name_that_is_not_utf8_is_no_traceback(tmp_path, name):
+    """MuJoCo compiles a name of bytes that are not UTF-8 (raw, or from a character
+    reference to a surrogate); reading it back raised UnicodeDecodeError."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_bytes(b'<mujoco><worldbody><body><joint name="h"/><geom name="' + name +
+                     b'" size="0.1"/><geom size="0.05" pos="0.2 0 0"/></body></worldbody>'
+                     b"</mujoco>")
+    try:
+        read_scene(path)
+    except SceneError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)
