@@ -146,10 +146,42 @@ def _compile(source: str):
     read_bytes(Path(source), source)   # a regular file of bounded size, or SceneError
     _check_files(Path(source), source)
     try:
-        return mujoco.MjModel.from_xml_path(source)
+        m = mujoco.MjModel.from_xml_path(source)
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:200]}") from None
+    _check_finite(m, source)
+    return m
+
+
+# the compiled arrays Sharnir reads numbers from, by the kind of object they describe
+_FINITE = {"geom": ("size", "pos", "quat", "friction"),
+           "body": ("pos", "quat", "ipos", "iquat", "mass", "inertia"),
+           "jnt": ("pos", "axis", "range", "stiffness"),
+           "dof": ("damping", "frictionloss", "armature"),
+           "actuator": ("gear", "gainprm", "biasprm", "ctrlrange")}
+
+
+def _check_finite(m, source: str) -> None:
+    """SceneError naming the first object whose compiled numbers are not finite: MuJoCo
+    compiles a geom of size inf, whose mass and inertia are then NaN."""
+    import mujoco
+
+    objects = {"body": mujoco.mjtObj.mjOBJ_BODY, "geom": mujoco.mjtObj.mjOBJ_GEOM,
+               "jnt": mujoco.mjtObj.mjOBJ_JOINT, "dof": mujoco.mjtObj.mjOBJ_DOF,
+               "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR}
+    words = {"jnt": "joint", "dof": "joint"}
+    for kind, fields in _FINITE.items():
+        for name in fields:
+            values = np.asarray(getattr(m, f"{kind}_{name}"), dtype=float)
+            if values.size and not np.isfinite(values).all():
+                i = int(np.argwhere(~np.isfinite(values.reshape(len(values), -1)))[0][0])
+                if kind == "dof":
+                    i, kind = int(m.dof_jntid[i]), "jnt"
+                label = _id2name(m, objects[kind], i) or str(i)
+                raise SceneError(f"{source}: {words.get(kind, kind)} {quoted(label)}: its "
+                                 f"compiled {name} is not finite (a size, position or mass "
+                                 "too large or infinite)")
 
 
 def _check_files(path: Path, source: str, depth: int = 0) -> None:

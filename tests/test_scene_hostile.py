@@ -329,3 +329,18 @@ def test_an_mjcf_name_that_is_not_utf8_is_no_traceback(tmp_path, name):
         read_scene(path)
     except SceneError as exc:
         assert "\n" not in str(exc) and str(path) in str(exc)
+
+
+def test_an_mjcf_geom_of_infinite_size_is_named(tmp_path):
+    """MuJoCo compiles the humanoid's torso capsule of radius inf; the body's NaN inertia
+    then made numpy's eigh fail."""
+    pytest.importorskip("mujoco")
+    from pathlib import Path
+
+    source = Path(__file__).parent / "fixtures" / "mjcf" / "humanoid.xml"
+    torso = '<geom name="torso" fromto="0 -.07 0 0 .07 0"'
+    text = source.read_text()
+    at = text.index(torso) + len(torso)
+    path = tmp_path / "humanoid.xml"
+    path.write_text(text[:at] + ' size="inf"/>' + text[text.index("/>", at) + 2:])
+    assert 'geom "torso"' in one_line_error(path, build=False)
