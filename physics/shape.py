@@ -304,7 +304,7 @@ def matrix_quat(R):
 def principal_axes(tensor):
     """(Rp, moments) of a symmetric inertia tensor: T = Rp diag(moments) Rp^T with Rp a
     right-handed rotation; deterministic (see the module docstring)."""
-    T = 0.5 * (np.asarray(tensor, dtype=float) + np.asarray(tensor, dtype=float).T)
+    T = 0.5 * np.asarray(tensor, dtype=float) + 0.5 * np.asarray(tensor, dtype=float).T
     if not np.isfinite(T).all():   # (eigh would not converge)
         raise ValueError(f"the inertia tensor is not finite ({T.tolist()}): sizes, masses "
                          "or positions too large")

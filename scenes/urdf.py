@@ -660,13 +660,16 @@ class _Builder:
                     "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}
         com = first / mass
         tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
-        if not (np.isfinite(tensor).all() and np.isfinite(com).all()):
+        from sharnir.physics.shape import principal_axes
+
+        try:
+            if not (np.isfinite(tensor).all() and np.isfinite(com).all()):
+                raise ValueError("not finite")
+            Rp, moments = principal_axes(tensor)
+        except ValueError:
             self.fail(self.links[name].line, f"link {quoted(name)}", "its mass properties "
                       "overflow (a position, mass or inertia too large, its merged links' "
                       "included)")
-        from sharnir.physics.shape import principal_axes
-
-        Rp, moments = principal_axes(tensor)
         top = max(float(np.max(moments)), 0.0)
         floor = MOMENT_FLOOR * top if top > 0 else 0.4 * mass * 0.01**2
         if np.any(moments < floor):

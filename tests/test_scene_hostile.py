@@ -344,3 +344,16 @@ def test_an_mjcf_geom_of_infinite_size_is_named(tmp_path):
     path = tmp_path / "humanoid.xml"
     path.write_text(text[:at] + ' size="inf"/>' + text[text.index("/>", at) + 2:])
     assert 'geom "torso"' in one_line_error(path, build=False)
+
+
+def test_a_urdf_inertia_of_1e308_is_no_traceback(tmp_path):
+    """An inertia of 1e308 turned by its origin's rpy: symmetrising the tensor as
+    0.5 (T + T^T) overflowed to inf (a ValueError traceback from principal_axes)."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"><inertial><origin rpy="0.3 0.2 0.1"/>'
+                    '<mass value="1"/><inertia ixx="1" iyy="1e308" izz="1" ixy="0" ixz="0" '
+                    'iyz="0"/></inertial></link></robot>\n')
+    try:
+        read_scene(path)
+    except SceneError:
+        one_line_error(path, build=False)
