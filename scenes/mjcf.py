@@ -656,7 +656,12 @@ class _Reader:
             if getattr(m, "actuator_damping", None) is not None and (
                     m.actuator_damping[a] or m.actuator_armature[a]):
                 self.note(f'the damping and armature of actuator "{label}"')
-        volts = motor["torque_constant"] / motor["resistance"] * motor.get("gear_ratio", 1.0)
+        resistance = motor["resistance"]
+        if not (0.0 < resistance < math.inf):   # (a gear of 1e300: damping / gear^2 is 0)
+            raise SceneError(f"{self.source}: joint {quoted(joint)}: its actuator maps to a "
+                             f"motor resistance of {resistance:g} ohm (a gear or gain too "
+                             "large or too small)")
+        volts = motor["torque_constant"] / resistance * motor.get("gear_ratio", 1.0)
         if k > 0:
             if mode == "velocity":
                 # a velocity servo at rest (ctrl 0) is a damper: with the spring, one PD

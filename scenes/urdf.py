@@ -399,7 +399,7 @@ class _Reader:
         kind = el.get("type")
         if kind not in _JOINT_TYPES:
             self.fail(el, where, f'type must be one of {", ".join(_JOINT_TYPES)} '
-                      f'(got "{kind}")')
+                      f"(got {quoted(kind or '')})")
         ends = {}
         for end in ("parent", "child"):
             end_el = el.find(end)

@@ -357,3 +357,20 @@ def test_a_urdf_inertia_of_1e308_is_no_traceback(tmp_path):
         read_scene(path)
     except SceneError:
         one_line_error(path, build=False)
+
+
+def test_an_mjcf_gear_of_1e300_is_one_short_line(tmp_path):
+    """damping / gear^2 underflowed to a resistance of 0: ZeroDivisionError in mjcf.motor."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h" damping="1"/><geom size="0.1"/>'
+                    '</body></worldbody><actuator><motor joint="h" gear="1e300" '
+                    'ctrllimited="true" ctrlrange="-1 1"/></actuator></mujoco>')
+    assert 'joint "h"' in one_line_error(path, build=False)
+
+
+def test_a_urdf_joint_type_of_300000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="'
+                    + "x" * 300_000 + '"><parent link="a"/><child link="b"/></joint></robot>\n')
+    assert "type must be one of" in one_line_error(path, build=False)
