@@ -408,8 +408,9 @@ class _Reader:
             link = end_el.get("link")
             if link not in links:
                 known = listing(links)
-                self.fail(end_el, f'{where} <{end} link="{link}">',
-                          f'no link named "{link}" in the file (links: {known})')
+                self.fail(end_el, f"{where} <{end} link={quoted(link, 40)}>",
+                          f"no link named {quoted(link, 40) if len(link) <= 40 else 'so'} in "
+                          f"the file (links: {known})")
             ends[end] = link
         if ends["parent"] == ends["child"]:
             self.fail(el, where, f'joins link "{ends["parent"]}" to itself')

@@ -374,3 +374,11 @@ def test_a_urdf_joint_type_of_300000_characters_is_quoted_short(tmp_path):
     path.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="'
                     + "x" * 300_000 + '"><parent link="a"/><child link="b"/></joint></robot>\n')
     assert "type must be one of" in one_line_error(path, build=False)
+
+
+def test_a_urdf_child_link_of_600000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="j" '
+                    'type="fixed"><parent link="a"/><child link="' + "1 " * 300_000
+                    + '"/></joint></robot>\n')
+    assert "no link named so in the file" in one_line_error(path, build=False)
