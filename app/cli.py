@@ -63,8 +63,20 @@ outputs:
           body_quat (steps, nbody, 4) (bodies without the fixed world body),
           joint_names, joint_types, and joint_coord, joint_velocity,
           joint_friction, joint_sliding (steps, njoint) each; joint_sliding is boolean
-  --json  the summary as one JSON object on the last line of stdout
+  --json  the summary as one JSON object on the last line of stdout (a number
+          that is not finite is written as null)
   Outputs are written whole or not at all; missing folders are created.
+
+blow-ups:
+  A state that is not finite, or a body faster than the scene's [world] max_speed
+  (default 1e4 m/s) or turning faster than max_angular_speed (1e5 rad/s), stops
+  the run with one error line naming the body, the step and the time (status 2);
+  --set world.max_speed=0 turns that check off.
+
+files:
+  A scene reads meshes and included files only from its own folder, Sharnir's
+  assets/, each --asset-root DIR (repeatable), $SHARNIR_ASSET_PATH,
+  $ROS_PACKAGE_PATH and ROS packages (folders with a package.xml).
 
 examples:
   sharnir run scenes/door.toml --csv out/door.csv
@@ -142,6 +154,7 @@ def _parser():
     run.add_argument("--npz", metavar="OUT.npz", help="write body and joint series as NumPy .npz")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
+    _asset_root_option(run)
     convert = commands.add_parser(
         "convert",
         help="write a scene (TOML, MJCF .xml or URDF .urdf) as a Sharnir TOML scene",
@@ -155,6 +168,7 @@ def _parser():
     convert.add_argument("output", metavar="OUT.toml", help="the TOML file to write")
     convert.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                          dest="sets", help="override a value first, as for run (repeatable)")
+    _asset_root_option(convert)
     schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of scene files (for editors)",
@@ -171,7 +185,8 @@ def _parser():
 def _app_parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
-        usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]]",
+        usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]] "
+              "[--asset-root DIR ...]",
         description="Open a scene in the app, or with --screenshot render it headless to a PNG.",
         epilog=CONVENTIONS + "\nexample:\n  sharnir scenes/door.toml --screenshot door.png "
                              "--frames 30",
@@ -186,7 +201,16 @@ def _app_parser():
                         help="frames of 1/60 s to simulate before the screenshot (default: 1)")
     parser.add_argument("--size", type=_picture_size, default=(800, 600), metavar="WxH",
                         help="screenshot size in pixels (default: 800x600)")
+    _asset_root_option(parser)
     return parser
+
+
+def _asset_root_option(parser):
+    parser.add_argument("--asset-root", action="append", default=[], metavar="DIR",
+                        dest="asset_roots",
+                        help="a folder the scene's files (meshes, includes, URDF packages) may "
+                             "also come from besides the scene's own (repeatable; also "
+                             "$SHARNIR_ASSET_PATH)")
 
 
 def _frame_count(text):
@@ -242,12 +266,12 @@ def _default():
     return _open_window(DEFAULT_SCENE)
 
 
-def _open_window(scene):
-    read_scene(scene)  # a bad scene file is reported before anything loads
+def _open_window(scene, asset_roots=()):
+    read_scene(scene, asset_roots=asset_roots)  # a bad scene file is reported before anything
     from sharnir.app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
 
     try:
-        return run_app(scene)
+        return run_app(scene, asset_roots=asset_roots)
     except NoDisplayError as exc:
         raise CliError(str(exc)) from None
 
@@ -264,14 +288,15 @@ def _app(args):
     if args.screenshot is None:
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
-        return _open_window(args.scene)
+        return _open_window(args.scene, args.asset_roots)
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
     from sharnir.render import RenderError, render_scene_png
 
     width, height = args.size
     try:
         render_scene_png(args.scene, args.screenshot, frames=1 if args.frames is None
-                         else args.frames, width=width, height=height)
+                         else args.frames, width=width, height=height,
+                         asset_roots=args.asset_roots)
     except (RenderError, SimulationError) as exc:
         raise CliError(str(exc)) from None
     print(f"sharnir: wrote {args.screenshot} ({width}x{height})", file=sys.stderr)
@@ -284,7 +309,7 @@ def _app(args):
 def _convert(args):
     from sharnir.scenes.writer import scene_toml
 
-    spec = read_scene(args.scene, args.sets)
+    spec = read_scene(args.scene, args.sets, args.asset_roots)
     out = Path(args.output)
     if out.suffix.lower() != ".toml":
         raise CliError(f"cannot write {args.output}: convert writes TOML scenes (OUT.toml)")
@@ -316,7 +341,7 @@ def _schema(args):
 def _run(args):
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
 
-    spec = read_scene(args.scene, args.sets)
+    spec = read_scene(args.scene, args.sets, args.asset_roots)
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
     duration = spec.duration if args.duration is None else args.duration
@@ -347,7 +372,7 @@ def _run(args):
     summary = _summary(args.scene, world, rec)
     print(_format_summary(summary))
     if args.json:
-        print(json.dumps(summary, allow_nan=False))
+        print(json.dumps(_json_ready(summary), allow_nan=False))
     return 0
 
 
@@ -511,6 +536,18 @@ def _summary(scene, world, rec):
             for j, name in enumerate(world.joint_names)
         },
     }
+
+
+def _json_ready(value):
+    """`value` with every non-finite float as None: JSON has no NaN or infinity, and a
+    reader of the last line must always get valid JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    return value
 
 
 def _format_summary(s):

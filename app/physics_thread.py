@@ -9,8 +9,11 @@ kernel call -- so the render thread runs beside it rather than waiting for the G
 No exception ends the thread: a refused command is reported in the snapshot's `error`, and
 a simulation that goes non-finite pauses with the engine's message there; so does any
 exception of a stage the loop runs by itself (stepping, publishing), reported once rather
-than at every iteration.  One call steps for at most about MAX_CALL_S of wall time, so
-commands are answered within that (or one step, if a step takes longer) at any dt.
+than at every iteration. A body beyond the speed bounds (physics.RunawayError: finite, but
+an explosion, not physics) pauses the same way; Resume or Step then goes on with the speed
+checks off for this world (Reset or a load brings them back), as the message says.
+One call steps for at most about MAX_CALL_S of wall time, so commands are answered within
+that (or one step, if a step takes longer) at any dt.
 """
 import dataclasses
 import math
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics import SimulationError, World
+from sharnir.physics import RunawayError, SimulationError, World
 from sharnir.physics.settings import SETTINGS
 from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
@@ -79,16 +82,18 @@ class PhysicsThread(threading.Thread):
 
     The first world is built here, in the caller's thread, so a bad scene file raises
     `SceneError` at once. `scene` names a world built in code (default: the function's
-    name). The thread starts running unless `paused`.
+    name). The thread starts running unless `paused`. Every scene file it loads may read
+    files from the folders `asset_roots` besides its own (scenes.asset_roots).
     """
 
-    def __init__(self, source, *, scene=None, speed=1.0, paused=False):
+    def __init__(self, source, *, scene=None, speed=1.0, paused=False, asset_roots=()):
         # A daemon: if the program dies without stop() (an exception in the window code),
         # the process still ends instead of waiting forever on this thread.
         super().__init__(name="physics", daemon=True)
         if not callable(source):
             source = str(source)
         self._source = source
+        self._asset_roots = tuple(asset_roots)
         self._commands = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._snapshot = None
@@ -99,6 +104,7 @@ class PhysicsThread(threading.Thread):
         self._compile_progress = None   # (kernels done, total, seconds) while compiling
         self._error, self._error_count = None, 0
         self._warning = None
+        self._runaway = False       # a body beyond the speed bounds paused this world
         self._generation = 0
         self._owed = 0.0            # simulated seconds due but not yet stepped
         self._sim_total = 0.0       # simulated seconds stepped, over all worlds (for the RTF)
@@ -216,6 +222,12 @@ class PhysicsThread(threading.Thread):
     def _advance(self, k):
         try:
             rec = self._world.run(k)
+        except RunawayError as exc:
+            self._set_paused(True)
+            self._runaway = True
+            self._report(f"{exc}; paused (reset to start again, or resume to go on without "
+                         "the speed checks)")
+            return
         except SimulationError as exc:
             self._set_paused(True)
             self._report(f"{exc}; paused (reset to start again)")
@@ -252,8 +264,10 @@ class PhysicsThread(threading.Thread):
             case Pause():
                 self._set_paused(True)
             case Resume():
+                self._past_runaway()
                 self._set_paused(False)
             case Step():
+                self._past_runaway()
                 self._set_paused(True)
                 self._advance(1)
             case Reset():
@@ -283,6 +297,13 @@ class PhysicsThread(threading.Thread):
             action(*args, **kwargs)
         except (ValueError, TypeError) as exc:
             self._report(f"{what}: {exc}; the previous value is kept")
+
+    def _past_runaway(self):
+        """Going on after a runaway pause: the speed checks are turned off for this world
+        (they would fire again at once), as the pause's message said."""
+        if self._runaway:
+            self._world.configure(max_speed=0.0, max_angular_speed=0.0)
+            self._runaway = False
 
     def _set_paused(self, paused):
         if paused:
@@ -321,15 +342,14 @@ class PhysicsThread(threading.Thread):
         self._changed = True
 
     # ---- worlds -----------------------------------------------------------------------------
-    @staticmethod
-    def _build(source):
+    def _build(self, source):
         if callable(source):
             world = source()
             if not isinstance(world, World):
                 raise TypeError(f"the world factory returned {type(world).__name__}, "
                                 "not a World")
             return world
-        return load_scene(source)
+        return load_scene(source, asset_roots=self._asset_roots)
 
     @staticmethod
     def _scene_name(source):
@@ -346,6 +366,7 @@ class PhysicsThread(threading.Thread):
         self._history.clear()
         self._history_rows = 0
         self._error = None
+        self._runaway = False
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),

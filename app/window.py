@@ -142,8 +142,10 @@ class App:
     """The window app for one scene file; `panel=False` draws the 3D view alone."""
 
     def __init__(self, scene, width=1280, height=800, paused=False, panel=True,
-                 screenshot_dir="."):
-        self.thread = PhysicsThread(scene, paused=paused)  # a bad scene fails before a window
+                 screenshot_dir=".", asset_roots=()):
+        # a bad scene fails before a window; asset_roots: folders every scene opened in this
+        # session may read files from besides its own (scenes.asset_roots)
+        self.thread = PhysicsThread(scene, paused=paused, asset_roots=asset_roots)
         self.window = _open_window(width, height, f"Sharnir - {self.thread.snapshot.scene}")
         import pyglet
         self.headless = bool(pyglet.options["headless"])   # (an EGL pbuffer: nothing to show)

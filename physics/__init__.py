@@ -10,7 +10,14 @@ from . import cache
 cache.register()  # before any kernel module is imported
 
 from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
-from .world import DCMotor, Material, Recording, SimulationError, World  # noqa: E402
+from .world import (  # noqa: E402
+    DCMotor,
+    Material,
+    Recording,
+    RunawayError,
+    SimulationError,
+    World,
+)
 
-__all__ = ["World", "Recording", "SimulationError", "Material", "DCMotor", "Box", "Sphere",
-           "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]
+__all__ = ["World", "Recording", "SimulationError", "RunawayError", "Material", "DCMotor",
+           "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

@@ -35,6 +35,7 @@ Model = namedtuple("Model", [
     "joint_local_anchor",  # (njoint, 2, 3) anchor offset from each body's centre, body frame
     "joint_local_frame",   # (njoint, 2, 4) joint frame in each body frame (x = joint axis)
     "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
+    "joint_damping",       # (njoint,) viscous damping b, N m s/rad or N s/m (damper.py); live
     "joint_limit",         # (njoint, 2) lower, upper (rad or m)
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
@@ -98,6 +99,7 @@ State = namedtuple("State", [
     "motor_speed",           # (nmotor,) rotor rad/s, r times the joint's rate
     "motor_target",          # (nmotor,) the controller's last set-point (rad, m or a rate)
     "joint_impulse",         # (njoint, MAX_BLOCKS, 3) accumulated impulses, the warm start
+    "joint_damper_impulse",  # (njoint, 3) the damping rows' impulses (damper.py), warm start
     "joint_coord",           # (njoint,) angle (rad, unwrapped) or position (m)
     "joint_vel",             # (njoint,) rad/s or m/s; spherical: |wB - wA|
     "joint_friction_force",  # (njoint,) friction torque/force = p_fr / dt; spherical: its norm
@@ -109,8 +111,9 @@ State = namedtuple("State", [
                              #   about the anchor on B; J^T p / dt of the last step
     "body_contact",          # (nbody, REACTION) summed contact force (N) on each body and its
                              #   torque about the centre of mass (N m), world, the last step
-    "solver_stats",          # (4,) iterations, final residual max|dp|, solve seconds,
-                             #      1 + index of the first body found non-finite (0: none)
+    "solver_stats",          # (5,) iterations, final residual max|dp|, solve seconds,
+                             #      1 + index of the first body found non-finite (0: none),
+                             #      1 + index of the first body beyond the speed bounds
 ])
 
 Work = namedtuple("Work", [
@@ -145,6 +148,11 @@ Work = namedtuple("Work", [
     "motor_w",               # (nmotor, 12) M^-1 J^T
     "motor_coef",            # (nmotor, MOTOR_COEFS) k, c0, c1, largest impulse, starting rate
     "motor_impulse",         # (nmotor,) accumulated impulse of this step's solve
+    "damper_list",           # (njoint,) int64 the damped joints this step (damper.py)
+    "damper_count",          # (1,) int64 how many
+    "damper_w",              # (njoint, 3, 12) M^-1 J^T of each damped row
+    "damper_k",              # (njoint, 3) its effective mass
+    "damper_c",              # (njoint,) h b
     "k3",                    # (3, 3) scratch
 ])
 
@@ -159,16 +167,18 @@ Settings = namedtuple("Settings", [
     "manifold_reuse",        # m: a touching pair whose bodies moved no point of either geom
                              #   further than this since its manifold was found keeps that
                              #   manifold (contact.detect_contacts); 0 = every pair afresh
+    "max_speed",             # m/s: a dynamic body faster than this ends the step as RUNAWAY
+    "max_angular_speed",     # rad/s: likewise for its angular velocity; 0 turns either off
 ])
 
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
-                  manifold_reuse):
+                  manifold_reuse, max_speed, max_angular_speed):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
                     float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
-                    float(manifold_reuse))
+                    float(manifold_reuse), float(max_speed), float(max_angular_speed))
 
 
 def make_state(nbody, njoint, nmotor=0):
@@ -186,10 +196,11 @@ def make_state(nbody, njoint, nmotor=0):
         motor_torque=np.zeros(nmotor), motor_speed=np.zeros(nmotor),
         motor_target=np.zeros(nmotor),
         joint_impulse=np.zeros((njoint, MAX_BLOCKS, 3)), joint_coord=np.zeros(njoint),
+        joint_damper_impulse=np.zeros((njoint, 3)),
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
         joint_reaction=np.zeros((njoint, REACTION)), body_contact=np.zeros((nbody, REACTION)),
-        solver_stats=np.zeros(4))
+        solver_stats=np.zeros(5))
 
 
 def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
@@ -213,4 +224,7 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0):
         block_data=np.zeros((njoint * MAX_BLOCKS, PACK)),
         block_impulse=np.zeros((njoint * MAX_BLOCKS, 3)), k3=np.zeros((3, 3)),
         motor_row=np.zeros((nmotor, 12)), motor_w=np.zeros((nmotor, 12)),
-        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor))
+        motor_coef=np.zeros((nmotor, MOTOR_COEFS)), motor_impulse=np.zeros(nmotor),
+        damper_list=np.zeros(njoint, np.int64), damper_count=np.zeros(1, np.int64),
+        damper_w=np.zeros((njoint, 3, 12)), damper_k=np.zeros((njoint, 3)),
+        damper_c=np.zeros(njoint))

@@ -16,6 +16,13 @@ Why these bounds:
   left out for a gap beyond the margin must not come into touch unseen.
 * friction (a joint's Coulomb limit): bigger values are typing slips; an unbreakable joint
   is a `fixed` one.
+* max_speed, max_angular_speed: no rigid body a robot or a game meets moves faster than
+  10 km/s (above rifle bullets, 1 km/s, and orbital speed, 7.8 km/s) or turns faster than
+  1e5 rad/s (about 1e6 rpm; ultracentrifuges and dental drills stay below 5e4 rad/s). A dynamic
+  body beyond either has been thrown by a force or a solve that went wrong, and the step stops
+  the run there (physics.world.RunawayError) instead of passing the explosion off as physics.
+  0 turns the check off; the largest bound, 1e10, is MuJoCo's mjMAXVAL, beyond which MuJoCo
+  resets the simulation (mjWARN_BADQVEL).
 """
 import math
 import numbers
@@ -127,16 +134,23 @@ SETTINGS = dict([
              "start each step from the last step's impulses"),
     _setting("manifold_reuse", "float", 0.0, 0.0025, "m", 2e-4,
              "a touching pair that moved less keeps its contact points, 0 = off"),
+    _setting("max_speed", "float", 0.0, 1e10, "m/s", 1e4,
+             "a dynamic body faster than this stops the run as a blow-up, 0 = off"),
+    _setting("max_angular_speed", "float", 0.0, 1e10, "rad/s", 1e5,
+             "a dynamic body turning faster than this stops the run, 0 = off"),
     # a joint's Coulomb friction limit (a scene's [[joints]] friction, World.set_friction)
     _setting("friction", "float", 0.0, 1e6, "N m or N", 0.0,
              "a joint's Coulomb friction limit (N m turning, N sliding)"),
+    # a joint's viscous damping (a scene's [[joints]] damping, World.set_damping)
+    _setting("damping", "float", 0.0, 1e6, "N m s/rad or N s/m", 0.0,
+             "a joint's viscous damping, implicit (N m s/rad turning, N s/m sliding)"),
     # the app's physics thread (SetSpeed)
     _setting("speed", "float", 1.0 / 32.0, 4.0, "x", 1.0,
              "slow motion: simulated seconds per wall-clock second"),
 ])
 # The settings World.configure takes, in the order World(...) lists them.
 WORLD_SETTINGS = ("dt", "gravity", "iterations", "position_iterations", "tolerance",
-                  "budget_ms", "warm_start", "manifold_reuse")
+                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed")
 
 
 def check(name, value):

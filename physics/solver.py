@@ -9,7 +9,7 @@ Only this module knows the order of the stages of one step:
     3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
     4. follow geometry        velocities onto the joints at the poses of time t (equality rows,
                               RATTLE's velocity half); DC motors' rows and coefficients
-                              (motor.py)
+                              (motor.py); viscous joint damping's rows (damper.py)
     5. prepare contacts       arms, tangents, effective masses, approach speeds
     6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
                               F and tau include the drag, a spring-damper computed from this
@@ -19,9 +19,9 @@ Only this module knows the order of the stages of one step:
                               torque-free rotation of L); other rows aim at time t
     8. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
                               and contacts)
-    9. solve velocities       Gauss-Seidel over joint blocks, motor rows, then contact rows,
-                              until every |dp| <= eps (000, eq. 17) or the wall-clock budget
-                              is spent; then restitution (002, eq. 19)
+    9. solve velocities       Gauss-Seidel over joint blocks, motor and damping rows, then
+                              contact rows, until every |dp| <= eps (000, eq. 17) or the
+                              wall-clock budget is spent; then restitution (002, eq. 19)
    10. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
                               q <- the torque-free rotation of L over h;  w = I(t + h)^-1 L
                                                                           (002, eq. 10-11)
@@ -72,6 +72,7 @@ from .contact import (
     spread_sliding,
     warm_start_contacts,
 )
+from .damper import prepare_dampers, solve_dampers, warm_start_dampers
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -129,7 +130,10 @@ _JIT = dict(nogil=True, cache=True)
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
-OK, NONFINITE, OVERFLOW = 0, 1, 2  # step status
+OK, NONFINITE, OVERFLOW, RUNAWAY = 0, 1, 2, 3  # step status
+POSITION_STALL = 0.5   # a position sweep that leaves more than this share of the error the
+                       # previous one met is the last: a light link between heavy ones (a
+                       # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
 GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
 
@@ -688,6 +692,7 @@ def warm_start(model, state, work, settings):
         for q in range(3):
             work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
     warm_start_motors(model, work, state.body_vel, state.body_angvel, settings.warm_start)
+    warm_start_dampers(model, state, work, settings.warm_start)
 
 
 @njit(**_JIT)
@@ -724,6 +729,12 @@ def solve_velocities(model, state, work, contacts, settings):
         if model.motor_joint.shape[0] > 0:
             dp2 = solve_motors(model.motor_joint, model.joint_body, work.motor_coef,
                                work.motor_row, work.motor_w, work.motor_impulse, vel, angvel)
+            if dp2 > worst:
+                worst = dp2
+        if work.damper_count[0] > 0:
+            dp2 = solve_dampers(work.damper_list, work.damper_count[0], model.joint_type,
+                                model.joint_body, J, work.damper_w, work.damper_k,
+                                work.damper_c, state.joint_damper_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2
         if contacts is not None:
@@ -911,9 +922,12 @@ def solve_positions(model, state, work, contacts, settings):
     tree_pass(model, state, work)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
+    last = math.inf
+    joints_swept = True
     for _ in range(settings.position_iterations):
         swept = False
-        for j in range(model.joint_type.shape[0]):
+        worst = 0.0   # the largest joint error this sweep met (before correcting it)
+        for j in range(model.joint_type.shape[0] if joints_swept else 0):
             jt = model.joint_type[j]
             in_tree = model.joint_child[j] >= 0
             if in_tree and not HAS_ROTATION_BLOCKS[jt]:
@@ -935,11 +949,16 @@ def solve_positions(model, state, work, contacts, settings):
                     if gap >= 0.0:
                         continue
                     C[j, s, 0] = gap
+                for r in range(n):
+                    worst = max(worst, abs(C[j, s, r]))
                 solve_position_block(
                     J, work.joint_W, work.joint_kinv, C, work.k3, j, s, n, ima,
                     work.body_inv_inertia_world, a, b, state.body_pos, state.body_quat,
                     state.body_angvel, state.body_angmom)
                 swept = True
+        if worst > POSITION_STALL * last:
+            joints_swept = False   # Gauss-Seidel has stalled on the joints (a light link
+        last = worst               # between heavy ones): the next step's aim closes the rest
         if contacts is not None:
             if contacts.count[0] > 0:
                 if solve_contact_positions(model, state, work, contacts) > 0.0:
@@ -1016,6 +1035,15 @@ def report_reactions(model, state, work, settings):
         for q in range(3):
             out[j, q] += work.motor_row[m, 6 + q] * p
             out[j, 3 + q] += work.motor_row[m, 9 + q] * p
+    for d in range(work.damper_count[0]):
+        j = work.damper_list[d]
+        for r in range(3):
+            p = state.joint_damper_impulse[j, r]
+            if p == 0.0:
+                continue
+            for q in range(3):
+                out[j, q] += J[j, SLOT_FRICTION, r, 6 + q] * p
+                out[j, 3 + q] += J[j, SLOT_FRICTION, r, 9 + q] * p
     for j in range(model.joint_type.shape[0]):
         b = model.joint_body[j, 1]
         rb = quat_rotate((state.body_quat[b, 0], state.body_quat[b, 1], state.body_quat[b, 2],
@@ -1048,10 +1076,30 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
+def first_runaway_body(body_kind, state, max_speed, max_angular_speed):
+    """The first dynamic body moving faster than max_speed (m/s) or turning faster than
+    max_angular_speed (rad/s), a bound of 0 being off; -1 if none. Squared norms against
+    squared bounds: no square root per body."""
+    v2 = max_speed * max_speed
+    w2 = max_angular_speed * max_angular_speed
+    vel, angvel = state.body_vel, state.body_angvel
+    for i in range(body_kind.shape[0]):
+        if body_kind[i] != DYNAMIC:
+            continue
+        if max_speed > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2:
+            return i
+        if (max_angular_speed > 0.0
+                and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2):
+            return i
+    return -1
+
+
+@njit(**_JIT)
 def step(model, state, work, contacts, settings):
     """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
-    non-finite) or OVERFLOW (the contact arrays are too small: nothing changed, grow them
-    and call again)."""
+    non-finite), RUNAWAY (a dynamic body beyond the speed bounds: finite, but no real
+    system's; solver_stats[4] names it) or OVERFLOW (the contact arrays are too small:
+    nothing changed, grow them and call again)."""
     free_motion(model, state, work, settings)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
@@ -1063,6 +1111,7 @@ def step(model, state, work, contacts, settings):
     follow_geometry(model, state, work, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
+    prepare_dampers(model, state, work, settings)
     if contacts is not None:
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)
@@ -1088,7 +1137,12 @@ def step(model, state, work, contacts, settings):
     state.step_count[0] += 1
     bad = first_nonfinite_body(model.body_kind, state)
     state.solver_stats[3] = bad + 1
-    return OK if bad < 0 else NONFINITE
+    if bad >= 0:
+        return NONFINITE
+    fast = first_runaway_body(model.body_kind, state, settings.max_speed,
+                              settings.max_angular_speed)
+    state.solver_stats[4] = fast + 1
+    return OK if fast < 0 else RUNAWAY
 
 
 @njit(**_JIT)
@@ -1102,8 +1156,8 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
     rec_quat (n, nbody, 4), rec_contact (n, len(contact_bodies), REACTION) the summed contact
     wrench of the bodies contact_bodies (int64).
     Returns (steps done, status of the last step): fewer steps than asked when the state
-    went non-finite (NONFINITE) or the contact arrays must grow (OVERFLOW, that step not
-    done)."""
+    went non-finite (NONFINITE), a body ran away (RUNAWAY, that step done and recorded) or
+    the contact arrays must grow (OVERFLOW, that step not done)."""
     for k in range(nsteps):
         status = step(model, state, work, contacts, settings)
         if status == OVERFLOW:

@@ -63,12 +63,24 @@ from .shape import (  # noqa: E402
 )
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
-from .solver import NONFINITE, OVERFLOW, step_many  # noqa: E402
+from .solver import NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
 
 class SimulationError(RuntimeError):
     """The state went non-finite (NaN or inf); the message names the body and the time."""
+
+
+class RunawayError(SimulationError):
+    """A dynamic body moves or turns faster than the `max_speed` / `max_angular_speed`
+    settings allow: finite, but no real system's (a force of 1e13 N, a solve gone wrong).
+    The message is one line naming the body, the quantity, its value and bound, the step and
+    the time; the same facts are attributes. The state is that after the step that found it."""
+
+    def __init__(self, message, *, body, quantity, value, bound, setting, step, time):
+        super().__init__(message)
+        self.body, self.quantity, self.value, self.bound = body, quantity, value, bound
+        self.setting, self.step, self.time = setting, step, time
 
 
 def _vec(name, value, n=3):
@@ -218,6 +230,7 @@ class _Joint:
     local_frame: np.ndarray
     friction: float
     limits: tuple | None
+    damping: float = 0.0
     motor: "DCMotor | None" = None
     voltage: float = 0.0
     controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
@@ -310,7 +323,9 @@ class World:
                  position_iterations=SETTINGS["position_iterations"].default,
                  tolerance=SETTINGS["tolerance"].default, budget_ms=SETTINGS["budget_ms"].default,
                  warm_start=SETTINGS["warm_start"].default,
-                 manifold_reuse=SETTINGS["manifold_reuse"].default):
+                 manifold_reuse=SETTINGS["manifold_reuse"].default,
+                 max_speed=SETTINGS["max_speed"].default,
+                 max_angular_speed=SETTINGS["max_angular_speed"].default):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -323,13 +338,15 @@ class World:
         self._hook, self._hook_every = None, 1
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
-                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse)
+                       budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse,
+                       max_speed=max_speed, max_angular_speed=max_angular_speed)
         self.source = None
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start, manifold_reuse); takes effect at the next step.
+        tolerance, budget_ms, warm_start, manifold_reuse, max_speed, max_angular_speed); takes
+        effect at the next step.
         The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
         name) raises ValueError naming the setting, the value and the range, and nothing
         changes then."""
@@ -427,10 +444,11 @@ class World:
         return len(self._bodies) - 1
 
     def add_joint(self, name, type, body_a, body_b, *, anchor=(0.0, 0.0, 0.0),
-                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None):
+                  axis=(0.0, 0.0, 1.0), friction=0.0, limits=None, damping=0.0):
         """Join two bodies; anchor and axis in world coordinates at the bodies' current poses.
         friction: Coulomb limit, N m (revolute, spherical) or N (prismatic).
-        limits: (lower, upper) in rad (revolute) or m (prismatic)."""
+        limits: (lower, upper) in rad (revolute) or m (prismatic).
+        damping: viscous, N m s/rad (revolute, spherical) or N s/m (prismatic) (damper.py)."""
         if not isinstance(name, str) or not name:
             raise ValueError("a joint needs a non-empty name")
         if name in self.joint_names:
@@ -456,6 +474,12 @@ class World:
             raise ValueError(f"joint {name!r}: {exc}") from None
         if friction > 0 and not HAS_FRICTION[jt]:
             raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
+        try:
+            damping = SETTINGS["damping"].check(damping)
+        except ValueError as exc:
+            raise ValueError(f"joint {name!r}: damping: {exc}") from None
+        if damping > 0 and not HAS_FRICTION[jt]:
+            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to damp")
         if limits is not None:
             if not HAS_LIMITS[jt]:
                 raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
@@ -470,7 +494,8 @@ class World:
             R = quat_to_matrix(body[1])
             anchors[side] = R.T @ (p - body[0])
             frames[side] = _quat_mul(_quat_conj(body[1]), frame)
-        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits))
+        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
+                                   damping))
         self._invalidate()
         return len(self._joints) - 1
 
@@ -668,6 +693,7 @@ class World:
             joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
             joint_local_frame=np.array([j.local_frame for j in J]).reshape(nj, 2, 4),
             joint_friction=np.array([j.friction for j in J], float).reshape(nj),
+            joint_damping=np.array([j.damping for j in J], float).reshape(nj),
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
@@ -721,6 +747,7 @@ class World:
             s.body_force[:nbo] = old.body_force
             s.body_torque[:nbo] = old.body_torque
             s.joint_impulse[:njo] = old.joint_impulse
+            s.joint_damper_impulse[:njo] = old.joint_damper_impulse
             s.joint_coord[:njo] = old.joint_coord
             for name in ("drag_body", "drag_flags", "drag_point", "drag_target", "drag_quat",
                          "drag_param"):   # (bodies are only ever added: the index holds)
@@ -864,6 +891,26 @@ class World:
             raise SimulationError(
                 f"the simulation became non-finite at t = {state.time[0]:.6g} s "
                 f"(body {self._bodies[i].name!r}); check the parameters last changed")
+        if status == RUNAWAY:
+            raise self._runaway(int(state.solver_stats[4]) - 1)
+
+    def _runaway(self, i):
+        """The RunawayError of body i, found beyond a speed bound by the last step."""
+        state, cfg = self._state, self._config
+        speed = math.hypot(*state.body_vel[i])       # (no overflow for a finite 1e200)
+        turn = math.hypot(*state.body_angvel[i])
+        if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"]:
+            quantity, value, setting, unit = "speed", speed, "max_speed", "m/s"
+        else:
+            quantity, value, setting, unit = "angular speed", turn, "max_angular_speed", "rad/s"
+        bound, step, t = cfg[setting], int(state.step_count[0]), float(state.time[0])
+        name = self._bodies[i].name
+        return RunawayError(
+            f"body {name!r} reached a {quantity} of {value:.3g} {unit} at step {step} "
+            f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: no rigid body does that, "
+            f"a force or a parameter is far off ({setting} = 0 turns this check off)",
+            body=name, quantity=quantity, value=value, bound=bound, setting=setting,
+            step=step, time=t)
 
     def _advance_hooked(self, n, rec):
         """One kernel call per step, the hook called before each (see set_hook)."""
@@ -939,6 +986,8 @@ class World:
             self._capture_state()
             c = self._carry
             self._carry = c._replace(joint_impulse=np.delete(c.joint_impulse, j, axis=0),
+                                     joint_damper_impulse=np.delete(c.joint_damper_impulse, j,
+                                                                    axis=0),
                                      joint_coord=np.delete(c.joint_coord, j, axis=0))
         del self._joints[j]
         self._model = None
@@ -956,6 +1005,19 @@ class World:
         self._joints[j].friction = v
         if self._model is not None:
             self._model.joint_friction[j] = v
+
+    def set_damping(self, joint, value):
+        """Set a joint's viscous damping (N m s/rad or N s/m), effective at the next step."""
+        j = self._joint_index(joint)
+        try:
+            v = SETTINGS["damping"].check(value)
+        except ValueError as exc:
+            raise ValueError(f"joint {self._joints[j].name!r}: damping: {exc}") from None
+        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
+            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no damping")
+        self._joints[j].damping = v
+        if self._model is not None:
+            self._model.joint_damping[j] = v
 
     def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
         """A force at the centre of mass and a torque (world frame) that act until changed."""
@@ -1153,6 +1215,11 @@ class World:
         return np.array([j.friction for j in self._joints])
 
     @property
+    def joint_damping(self):
+        """Each joint's viscous damping, N m s/rad or N s/m."""
+        return np.array([j.damping for j in self._joints])
+
+    @property
     def body_mass(self):
         return np.array([b.mass for b in self._bodies])
 
@@ -1258,7 +1325,7 @@ class World:
     def solver_stats(self):
         """Last step: iterations done, final residual (max |dp|, N s), solve wall seconds."""
         _, state, _ = self._ready()
-        it, res, sec, _ = state.solver_stats
+        it, res, sec = state.solver_stats[:3]
         return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
 
 

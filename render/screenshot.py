@@ -14,8 +14,9 @@ from .renderer import Renderer
 FRAME_S = 1.0 / 60.0  # simulated time per frame, as in a 60 Hz window
 
 
-def render_scene_png(scene_path, out_png, frames=1, width=800, height=600):
-    """Render `scene_path` after `frames` frames of 1/60 s each into the PNG `out_png`.
+def render_scene_png(scene_path, out_png, frames=1, width=800, height=600, asset_roots=()):
+    """Render `scene_path` after `frames` frames of 1/60 s each into the PNG `out_png`; the
+    scene's files may also come from the folders `asset_roots` (scenes.asset_roots).
 
     Raises SceneError for a bad scene, physics.SimulationError if the simulation fails and
     RenderError when there is no usable OpenGL or the PNG cannot be written.
@@ -25,7 +26,7 @@ def render_scene_png(scene_path, out_png, frames=1, width=800, height=600):
     # The GL context first: a machine without EGL fails at once, not after simulating.
     window, ctx = headless_context(width, height)
     try:
-        world = load_scene(scene_path)
+        world = load_scene(scene_path, asset_roots=asset_roots)
         world.step(frames * max(1, round(FRAME_S / world.dt)))
         rgb = _render_world(ctx, world, width, height)
     finally:

@@ -13,6 +13,9 @@ axis -> R axis; a load's force and torque -> R force, R torque. Every body and j
 joints and loads are appended to the including scene's; its world, solver, duration and
 behaviour are the including file's business and are not taken. A file that includes itself
 (directly or not) and includes deeper than MAX_DEPTH are errors naming the chain.
+
+Every included file, and every folder of an entry's ``urdf.package_roots``, must lie in the
+folders the scene may read from (`scenes.asset_roots`); a scene file cannot widen them.
 """
 import math
 from collections.abc import Callable
@@ -21,6 +24,7 @@ from typing import Any
 
 from sharnir.physics.message import quoted
 
+from .asset_roots import AssetRoots
 from .schema import WORLD_BODY, IncludeSpec
 
 MAX_DEPTH = 8
@@ -31,10 +35,11 @@ class IncludeError(ValueError):
 
 
 def expand(raw: dict, path: Path, read: Callable[..., dict],
-           chain: tuple[Path, ...] = ()) -> dict:
+           chain: tuple[Path, ...] = (), roots: AssetRoots | None = None) -> dict:
     """`raw` (the including file's dict) with its `include` entries read by `read` (path,
-    urdf options dict or None -> raw dict, includes not yet expanded) and merged in; raises
-    IncludeError."""
+    urdf options dict or None -> raw dict, includes not yet expanded) and merged in; files
+    outside `roots` (default: `AssetRoots.of(path)`) are refused; raises IncludeError."""
+    roots = AssetRoots.of(path) if roots is None else roots
     entries = raw.pop("include", None)
     if entries is None:
         return raw
@@ -55,6 +60,9 @@ def expand(raw: dict, path: Path, read: Callable[..., dict],
         except (OSError, ValueError, RuntimeError) as exc:   # a NUL, a name too long, a loop
             reason = getattr(exc, "strerror", None) or "not a usable file name"
             raise IncludeError(f"{where}: {quoted(spec.file)}: {reason}") from None
+        refusal = roots.refusal(spec.file, target)
+        if refusal is not None:
+            raise IncludeError(f'{where}: field "file": {refusal}')
         if target in chain:
             names = " -> ".join(p.name for p in (*chain, target))
             raise IncludeError(f"{where}: {quoted(spec.file)} includes itself ({names})")
@@ -65,8 +73,13 @@ def expand(raw: dict, path: Path, read: Callable[..., dict],
             options = spec.urdf.model_dump()
             options["package_roots"] = [path.parent / Path(p).expanduser()
                                         for p in options["package_roots"]]
+            for i, (written, folder) in enumerate(zip(spec.urdf.package_roots,
+                                                      options["package_roots"])):
+                refusal = roots.refusal(written, folder)
+                if refusal is not None:
+                    raise IncludeError(f'{where}: field "urdf.package_roots.{i}": {refusal}')
         try:
-            sub = expand(read(target, options), target, read, chain)
+            sub = expand(read(target, options), target, read, chain, roots)
         except IncludeError as exc:
             raise IncludeError(f"{where} {quoted(spec.file)}: {exc}") from None
         placed = place(sub, spec.prefix, spec.pos, spec.quat)

@@ -16,7 +16,7 @@ import re
 import stat
 import sys
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from sharnir.physics.message import listing, quoted, shortened
 
+from .asset_roots import AssetRoots
 from .include import IncludeError
 from .include import expand as expand_includes
 from .schema import (
@@ -101,15 +102,22 @@ class SceneError(Exception):
         super().__init__(shortened(message))
 
 
-def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
+def read_scene(path: str | Path, sets: Iterable[str] = (),
+               asset_roots: Iterable[str | Path] = ()) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
-    a ``.urdf`` file a URDF robot (`scenes.urdf`)."""
+    a ``.urdf`` file a URDF robot (`scenes.urdf`). The files it names are read only from its
+    folder and the folders `asset_roots` (and the others of `scenes.asset_roots`)."""
     path = resolve_scene(path)
     source = str(path)
-    raw = _read_raw(Path(path))
+    roots = AssetRoots.of(path, asset_roots)
+
+    def read(file: Path, urdf: dict | None = None) -> dict:
+        return _read_raw(file, urdf, roots)
+
+    raw = read(Path(path))
     try:
-        raw = expand_includes(raw, Path(path), _read_included)
+        raw = expand_includes(raw, Path(path), _included(read), roots=roots)
     except IncludeError as exc:
         raise SceneError(f"{source}: {exc}") from None
     try:
@@ -122,9 +130,10 @@ def read_scene(path: str | Path, sets: Iterable[str] = ()) -> SceneSpec:
         raise SceneError(f"{source}: arrays or tables nest too deeply to read") from None
 
 
-def load_scene(path: str | Path, sets: Iterable[str] = (), **kw: Any):
+def load_scene(path: str | Path, sets: Iterable[str] = (),
+               asset_roots: Iterable[str | Path] = (), **kw: Any):
     """`read_scene` then `build_world`; the world remembers its file as ``world.source``."""
-    world = build_world(read_scene(path, sets), source=str(path), **kw)
+    world = build_world(read_scene(path, sets, asset_roots), source=str(path), **kw)
     world.source = str(path)
     return world
 
@@ -158,6 +167,8 @@ def build_world(
             budget_ms=solver.budget_ms,
             warm_start=solver.warm_start,
             manifold_reuse=solver.manifold_reuse,
+            max_speed=world_spec.max_speed,
+            max_angular_speed=world_spec.max_angular_speed,
         )
     meshes: dict = {}  # one Hull per (file, scale): bodies share it, and the renderer's mesh
     for i, body in enumerate(spec.bodies):
@@ -192,6 +203,7 @@ def build_world(
                 axis=joint.axis,
                 friction=joint.friction,
                 limits=joint.limits,
+                damping=joint.damping,
             )
             if joint.motor is not None:
                 m = joint.motor
@@ -222,55 +234,66 @@ def build_world(
     return world
 
 
-def _read_raw(path: Path, urdf: dict | None = None) -> dict:
+def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = None) -> dict:
     """The raw dict of one scene file by its suffix (TOML, MuJoCo ``.xml``, URDF ``.urdf``
-    read with the `urdf` options of read_urdf), hull files made relative to its folder; its
-    includes are not expanded yet."""
+    read with the `urdf` options of read_urdf), hull files made relative to its folder and
+    confined to `roots` (default: the file's own, `AssetRoots.of`); its includes are not
+    expanded yet."""
+    roots = AssetRoots.of(path) if roots is None else roots
     if path.suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
         from .mjcf import read_mjcf
 
-        raw = read_mjcf(path)
+        raw = read_mjcf(path, asset_roots=roots)
     elif path.suffix.lower() == ".urdf":
         from .urdf import read_urdf
 
-        raw = read_urdf(path, **(urdf or {}))
+        raw = read_urdf(path, **(urdf or {}), asset_roots=roots)
+        _resolve_files(raw, path.parent, None, str(path))   # (checked as the URDF was read)
+        return raw
     else:
         raw = _read_toml(path, str(path))
-    _resolve_files(raw, path.parent)
+    _resolve_files(raw, path.parent, roots, str(path))
     return raw
 
 
-def _read_included(path: Path, urdf: dict | None = None) -> dict:
-    """`_read_raw` for an included file: its SceneError becomes an IncludeError without the
-    file's path in front (the including file's entry names the file)."""
-    try:
-        return _read_raw(path, urdf)
-    except SceneError as exc:
-        message, prefix = str(exc), f"{path}: "
-        raise IncludeError(message.removeprefix(prefix)) from None
+def _included(read: Callable[..., dict]) -> Callable[..., dict]:
+    """`read` for included files: a SceneError becomes an IncludeError without the file's
+    path in front (the including file's entry names the file)."""
+    def read_included(path: Path, urdf: dict | None = None) -> dict:
+        try:
+            return read(path, urdf)
+        except SceneError as exc:
+            raise IncludeError(str(exc).removeprefix(f"{path}: ")) from None
+
+    return read_included
 
 
-def _resolve_files(raw: dict, base: Path) -> None:
+def _resolve_files(raw: dict, base: Path, roots: AssetRoots | None, source: str) -> None:
     """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
-    path relative to the scene file's folder ``base``, in place; anything malformed is left
-    for validation to report."""
-    def visit(shape: Any) -> None:
+    path relative to the scene file's folder ``base``, in place, and refuse one outside
+    `roots` (None: not checked); anything malformed is left for validation to report."""
+    def visit(shape: Any, where: str, field: str) -> None:
         if not isinstance(shape, dict):
             return
         file = shape.get("file")
         if shape.get("type") == "hull" and isinstance(file, str) and file:
             shape["file"] = str(base / Path(file).expanduser())
+            refusal = None if roots is None else roots.refusal(file, shape["file"])
+            if refusal is not None:
+                raise SceneError(f'{source}: {where}: field "{field}.file": {refusal}')
         parts = shape.get("parts")
         if shape.get("type") == "compound" and isinstance(parts, list):
-            for part in parts:
+            for k, part in enumerate(parts):
                 if isinstance(part, dict):
-                    visit(part.get("shape"))
+                    visit(part.get("shape"), where, f"{field}.parts.{k}.shape")
 
     bodies = raw.get("bodies")
     if isinstance(bodies, list):
-        for body in bodies:
+        for i, body in enumerate(bodies):
             if isinstance(body, dict):
-                visit(body.get("shape"))
+                name = body.get("name")
+                where = f"bodies[{i}]" + (f" {_show(name)}" if isinstance(name, str) else "")
+                visit(body.get("shape"), where, "shape")
 
 
 def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:

@@ -61,11 +61,13 @@ What maps, and how:
                         (with a spring: "position", kp = k, kd = kv g^2, as at ctrl 0)
   dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
                         voltage_limit as for motor (its ctrl is the terminal voltage)
-  no actuator           K / R = sqrt(b): R = 1, K = sqrt(b)
+  no actuator           K / R = sqrt(b): R = 1, K = sqrt(b); damping alone (no armature, no
+                        spring, no actuator) is the joint's own viscous damping instead, as
+                        is a ball joint's and the damping under a dcmotor (physics/damper.py)
   ====================  =====================================================================
 
   With b = 0 the back-EMF cannot vanish: it is `NO_DAMPING` (1e-6 N m s). ``forcerange`` ->
-  ``torque_limit`` (times the gear). Joint damping on a ball joint, other actuator types
+  ``torque_limit`` (times the gear). Stiffness and armature on a ball joint, other actuator types
   (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
   a second actuator on one joint do not map.
 
@@ -91,6 +93,7 @@ import numpy as np
 
 from sharnir.physics.message import quoted
 
+from .asset_roots import AssetRoots
 from .loader import SceneError, read_bytes
 
 # share of a body's mass each intermediate body of a multi-joint body takes
@@ -116,19 +119,22 @@ class MjcfWarning(UserWarning):
     """What of an MJCF file Sharnir does not simulate, in one message."""
 
 
-def read_mjcf(path: str | Path) -> dict:
+def read_mjcf(path: str | Path, asset_roots: AssetRoots | None = None) -> dict:
     """The raw scene dict (the structure a TOML scene parses to) of the MJCF file `path`;
-    what cannot be simulated is named in one `MjcfWarning`."""
-    raw, notes = mjcf_scene(path)
+    what cannot be simulated is named in one `MjcfWarning`. Its includes and asset files
+    must lie in `asset_roots` (default: `AssetRoots.of(path)`; see `confine_files`)."""
+    raw, notes = mjcf_scene(path, asset_roots)
     if notes:
         warnings.warn(f"{path}: Sharnir does not simulate: " + "; ".join(notes), MjcfWarning,
                       stacklevel=2)
     return raw
 
 
-def mjcf_scene(path: str | Path) -> tuple[dict, list[str]]:
+def mjcf_scene(path: str | Path, asset_roots: AssetRoots | None = None
+               ) -> tuple[dict, list[str]]:
     """(raw scene dict, notes on what does not map) of the MJCF file `path`."""
     source = str(path)
+    confine_files(Path(path), AssetRoots.of(path) if asset_roots is None else asset_roots)
     m = _compile(source)
     import mujoco
 
@@ -225,6 +231,72 @@ def _check_files(path: Path, source: str, depth: int = 0) -> None:
                                      "or device)")
                 if el.tag == "include" and depth < _MAX_INCLUDES:
                     _check_files(candidate, source, depth + 1)
+
+
+# the attributes of MJCF elements that name files (<include>, <mesh>, <hfield>, <skin>,
+# <texture>'s cube faces, <model>) and the <compiler> folders they are looked up in
+_FILE_ATTRS = ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback")
+_DIR_ATTRS = ("meshdir", "texturedir", "assetdir")
+_NESTED = ("include", "model")   # elements whose file is MJCF naming files of its own
+MAX_INCLUDES = 256   # MJCF files one model may include, all levels together
+
+
+def confine_files(path: Path, roots: AssetRoots) -> None:
+    """Refuse the MJCF file `path` if a file it or its includes name lies outside `roots`,
+    before MuJoCo's compiler opens any: the XML is read here (lxml, no entities, no DTD, no
+    network), includes and <model> files first, each checked before it is read. Every place
+    MuJoCo could look a name up is checked (the main file's folder, the including file's,
+    each <compiler> meshdir, texturedir and assetdir), so no reading of the rules lets a
+    file out."""
+    top = Path(os.path.abspath(path))
+    folders = [top.parent]
+    named, todo, seen = [], [top], set()
+    while todo:
+        xml = todo.pop()
+        if os.path.realpath(xml) in seen:
+            continue
+        seen.add(os.path.realpath(xml))
+        if len(seen) > MAX_INCLUDES:
+            raise SceneError(f"{path}: includes more than {MAX_INCLUDES} files")
+        for el in _parse_mjcf(xml).iter():
+            if not isinstance(el.tag, str):
+                continue
+            folders += [top.parent / el.get(a) for a in _DIR_ATTRS if el.get(a)]
+            for attr in _FILE_ATTRS:
+                value = el.get(attr)
+                if not value:
+                    continue
+                if el.tag not in _NESTED:
+                    named.append((xml, el.sourceline, el.tag, attr, value))
+                    continue
+                places = dict.fromkeys(f / value for f in (*folders, xml.parent))
+                for place in places:
+                    _confined(roots, path, xml, el.sourceline, el.tag, attr, value, place)
+                todo += [place for place in places if place.is_file()]
+    for xml, line, tag, attr, value in named:
+        for folder in dict.fromkeys((*folders, xml.parent)):
+            _confined(roots, path, xml, line, tag, attr, value, folder / value)
+
+
+def _confined(roots, path, xml, line, tag, attr, value, place):
+    refusal = roots.refusal(value, place)
+    if refusal is not None:
+        where = f"{xml}" if os.path.abspath(xml) == os.path.abspath(path) else \
+            f"{path}: included {xml}"
+        raise SceneError(f'{where}: line {line}: <{tag} {attr}="{value[:80]}">: {refusal}')
+
+
+def _parse_mjcf(xml: Path):
+    from lxml import etree
+
+    data = read_bytes(xml, str(xml))   # a regular file of bounded size, or SceneError
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False, remove_comments=True, remove_pis=True)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno if exc.lineno else "?"
+        raise SceneError(f"{xml}: line {line}: not well-formed XML ({exc.msg})") from None
 
 
 def _name(m, kind, i: int, fallback: str) -> str:
@@ -543,9 +615,14 @@ class _Reader:
                               "(the largest is used)")
                 if m.jnt_limited[j]:
                     self.note(f'the cone limit of ball joint "{names[k]}"')
-                if m.jnt_stiffness[j] or any(m.dof_damping[dof:dof + 3]) \
-                        or any(m.dof_armature[dof:dof + 3]):
-                    self.note(f'damping, stiffness or armature of ball joint "{names[k]}"')
+                damping = [float(x) for x in m.dof_damping[dof:dof + 3]]
+                if max(damping) > 0:   # isotropic viscous damping (physics/damper.py)
+                    joint["damping"] = max(damping)
+                    if len(set(damping)) > 1:
+                        self.note(f'unequal damping on the axes of ball joint "{names[k]}" '
+                                  "(the largest is used)")
+                if m.jnt_stiffness[j] or any(m.dof_armature[dof:dof + 3]):
+                    self.note(f'stiffness or armature of ball joint "{names[k]}"')
             if friction > 0:
                 joint["friction"] = friction
             joint["_id"] = j
@@ -575,12 +652,19 @@ class _Reader:
             if joint["type"] not in ("revolute", "prismatic"):
                 continue
             mine = acts.get(j, [])
+            dof = int(m.jnt_dofadr[j])
+            if not mine and m.jnt_stiffness[j] == 0 and m.dof_armature[dof] == 0:
+                if m.dof_damping[dof] > 0:   # damping alone: the joint's viscous damping
+                    joint["damping"] = float(m.dof_damping[dof])
+                continue
             for a in mine[1:]:
                 label = _name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}")
                 self.note(f'actuator "{label}" (a second actuator on joint "{joint["name"]}")')
             motor = self.motor(j, joint["name"], mine[0] if mine else None)
             if motor is not None:
                 joint["motor"] = motor
+                if motor.pop("_damping", 0.0) > 0:   # a dcmotor's back-EMF is its own: the
+                    joint["damping"] = float(m.dof_damping[dof])   # joint's damping adds
         for joint in joints:
             joint.pop("_id", None)
 
@@ -627,12 +711,9 @@ class _Reader:
                 R, K = float(m.actuator_gainprm[a, 0]), float(m.actuator_gainprm[a, 1])
                 te = float(m.actuator_dynprm[a, 0])
                 motor.update(resistance=R, torque_constant=K, gear_ratio=g,
-                             inductance=max(te, 0.0) * R)
+                             inductance=max(te, 0.0) * R, _damping=b)
                 if m.actuator_ctrllimited[a] and k == 0:
                     motor["voltage_limit"] = float(np.abs(m.actuator_ctrlrange[a]).max())
-                if b > 0:
-                    self.note(f'joint damping of "{joint}" (under a dcmotor, whose back-EMF '
-                              "is its own)")
                 if int(m.actuator_actnum[a]) > (1 if te > 0 else 0):
                     self.note(f'dcmotor "{label}": its controller, cogging, thermal or LuGre '
                               "states (the bare motor is used)")

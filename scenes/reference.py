@@ -79,7 +79,13 @@ def reference_markdown() -> str:
              "load; `sharnir convert IN OUT.toml` writes any of them as TOML). SI units, z up, "
              "quaternions (w, x, y, z). The JSON Schema of the same format is "
              "[scene.schema.json](scene.schema.json) (`sharnir schema`); editors that read "
-             "JSON Schemas for TOML validate and complete scene files with it.", ""]
+             "JSON Schemas for TOML validate and complete scene files with it.",
+             "Files a scene names (hull meshes, included files, a URDF's meshes, an MJCF "
+             "file's includes and assets) are read only from the scene's folder, the folders "
+             "the user declares (`--asset-root DIR`, `$SHARNIR_ASSET_PATH`, "
+             "`$ROS_PACKAGE_PATH`), ROS packages (a folder with a `package.xml`) and "
+             "Sharnir's own `assets/`, symbolic links resolved (scenes/asset_roots.py); a "
+             "scene file cannot add folders of its own.", ""]
     for name in ["SceneSpec"] + [n for n in names if n != "SceneSpec"]:
         model = s if name == "SceneSpec" else defs[name]
         lines += _table(name, model)

@@ -15,6 +15,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     [world]                          # optional table; the ranges of [world] and [solver]
     gravity = [0.0, 0.0, -9.81]      # are listed under "Ranges" below
     dt = 0.01                        # s
+    max_speed = 1e4                  # m/s: a dynamic body faster than this stops the run as
+    max_angular_speed = 1e5          # a blow-up (rad/s: turning faster); 0 = no such check
 
     [solver]                         # optional table
     iterations = 100                 # velocity iterations (max)
@@ -59,6 +61,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     axis = [0.0, 0.0, 1.0]           # world-frame axis (revolute, prismatic), normalised
     friction = 20.0                  # Coulomb limit, N m (revolute, spherical) or N (prismatic),
                                      # default 0 (range below); must be 0 on fixed joints
+    damping = 0.0                    # viscous, N m s/rad (revolute, spherical) or N s/m
+                                     # (prismatic), implicit; default 0; 0 on fixed joints
     limits = [-1.0, 1.0]             # optional [lower, upper], lower < upper; rad (revolute) or
                                      # m (prismatic); not allowed on spherical and fixed joints
 
@@ -79,7 +83,8 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
 * ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
   one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
-  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file), each vertex
+  STL, OBJ, PLY, OFF, GLB ...; a relative path is relative to the scene file; the file must
+  lie in the scene's folder or a declared asset root: scenes/asset_roots.py), each vertex
   multiplied by ``scale`` (> 0, default 1).  Give ``vertices`` or ``file``, not both.
 * ``compound``: several shapes on one body,
   ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
@@ -322,6 +327,8 @@ class WorldSpec(_Spec):
     gravity: tuple[_ranged("gravity"), _ranged("gravity"), _ranged("gravity")] = \
         SETTINGS["gravity"].default
     dt: _ranged("dt") = SETTINGS["dt"].default
+    max_speed: _ranged("max_speed") = SETTINGS["max_speed"].default
+    max_angular_speed: _ranged("max_angular_speed") = SETTINGS["max_angular_speed"].default
 
 
 class SolverSpec(_Spec):
@@ -436,6 +443,7 @@ class JointSpec(_Spec):
     anchor: Vec3 = (0.0, 0.0, 0.0)
     axis: UnitVec3 = (0.0, 0.0, 1.0)
     friction: _ranged("friction") = SETTINGS["friction"].default
+    damping: _ranged("damping") = SETTINGS["damping"].default
     limits: tuple[Real, Real] | None = None
     motor: MotorSpec | None = None
 
@@ -451,6 +459,8 @@ class JointSpec(_Spec):
                                          "(only revolute and prismatic)"))
         if self.type == "fixed" and self.friction > 0:
             problems.append((("friction",), "must be 0 on a fixed joint, which cannot slip"))
+        if self.type == "fixed" and self.damping > 0:
+            problems.append((("damping",), "must be 0 on a fixed joint, which cannot move"))
         if self.limits is not None:
             lower, upper = self.limits
             if self.type in ("spherical", "fixed"):
@@ -490,7 +500,7 @@ class UrdfOptionsSpec(_Spec):
     """How an included URDF file is read (scenes/urdf.py, read_urdf): a fixed or floating
     base, a ground plane under it, motors on its actuated joints, fixed joints merged, its
     links colliding with one another, and more folders holding ROS packages (relative to the
-    including file)."""
+    including file, and inside the folders the scene may read from: scenes/asset_roots.py)."""
     fixed_base: StrictBool = True
     ground: StrictBool = False
     motors: StrictBool = True

@@ -32,8 +32,8 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   with the parallel-axis theorem, collision parts moved into the parent's frame) or else a
   Sharnir fixed joint. Anchor = the child link's origin, axis = the joint axis, both in world
   coordinates at the initial pose; body_a = the parent, body_b = the child, so the joint
-  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction; damping (no
-  viscous damping in Sharnir), <mimic> (no coupling: the joint is driven on its own),
+  coordinate is the URDF q. <dynamics friction> -> the joint's Coulomb friction, damping ->
+  its viscous damping (physics/damper.py); <mimic> (no coupling: the joint is driven on its own),
   floating and planar joints (the child is left free) are listed in the warning.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
@@ -55,6 +55,12 @@ folder and each folder above it, where NAME is that folder itself (holding a pac
 a sub-folder NAME holding a package.xml; then each folder of ``package_roots`` and of
 $ROS_PACKAGE_PATH, being NAME, holding NAME, or holding NAME with a package.xml a few levels
 down. ``file://`` paths are absolute; plain paths are relative to the URDF's folder.
+
+Every mesh file must lie in the folders a scene may read from (`scenes.asset_roots`): the
+URDF's folder, `package_roots`, $ROS_PACKAGE_PATH, $SHARNIR_ASSET_PATH, the package (a folder
+with a package.xml) the URDF lies in, and the package a ``package://`` URI found by the ROS
+rule (NAME holding a package.xml). A folder NAME without a package.xml (PyBullet's fallback)
+is used only where it lies in those folders already; anything else is one error.
 """
 
 import math
@@ -68,6 +74,7 @@ import numpy as np
 
 from sharnir.physics.message import listing, quoted
 
+from .asset_roots import AssetRoots
 from .loader import SceneError, read_bytes
 
 WORLD = "world"
@@ -120,13 +127,18 @@ class _Joint:
 
 
 def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=True,
-              merge_fixed=True, self_collision=False) -> dict:
+              merge_fixed=True, self_collision=False, asset_roots=None) -> dict:
     """The raw scene dict (the structure of a TOML scene) of the URDF file at `path`; see the
-    module for the mapping. What cannot be simulated as written is one UrdfWarning."""
+    module for the mapping. What cannot be simulated as written is one UrdfWarning. Meshes
+    are read from `asset_roots` (an AssetRoots; default: `AssetRoots.of(path)`), the
+    `package_roots` and the ROS packages found (see the module)."""
     path = Path(path)
     source = str(path)
     root_el = _parse_xml(path, source)
-    reader = _Reader(source, path.parent, [Path(p) for p in package_roots])
+    roots = AssetRoots.of(path) if asset_roots is None else asset_roots
+    own = _own_package(path)
+    roots = roots.widened(*package_roots, *([own] if own is not None else []))
+    reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots)
     links, joints = reader.read(root_el)
     notes = _Notes()
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
@@ -194,10 +206,11 @@ def _rpy_matrix(r, p, y):
 class _Reader:
     """Reads <link> and <joint> elements, checking every number and name."""
 
-    def __init__(self, source, folder, package_roots):
+    def __init__(self, source, folder, package_roots, roots):
         self.source = source
         self.folder = folder
         self.package_roots = package_roots
+        self.roots = roots
 
     def fail(self, el, where, message):
         raise SceneError(f"{self.source}: line {el.sourceline}: {where}: {message}")
@@ -328,10 +341,14 @@ class _Reader:
             self.fail(el, f"{where} <mesh>", 'needs a "filename"')
         scale = self.numbers(el, "scale", None, where, (1.0,))
         self.positive(el, "scale", scale, where)
-        file, tried = self.resolve(uri)
+        file, tried, package = self.resolve(uri)
         if file is None:
             self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>",
                       f"no such mesh file (looked for {_cut(tried)})")
+        roots = self.roots if package is None else self.roots.widened(package)
+        refusal = roots.refusal(file, file)
+        if refusal is not None:
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>", refusal)
         if len(scale) == 1 or np.all(scale == scale[0]):
             return {"type": "hull", "file": str(file), "scale": float(scale[0])}
         import trimesh
@@ -351,26 +368,28 @@ class _Reader:
         return {"type": "hull", "vertices": vertices.tolist()}
 
     def resolve(self, uri):
-        """(the mesh file, or None, and a description of where it was looked for)."""
+        """(the mesh file, or None; a description of where it was looked for; the ROS
+        package folder it was found in by the package.xml rule, or None)."""
         if uri.startswith("package://"):
             name, _, rest = uri[len("package://"):].partition("/")
             places = list(self.packages(name))
-            for folder in places:
+            for folder, declared in places:
                 if _is_file(folder / rest):
-                    return folder / rest, ""
-            where = ", ".join(str(p / rest) for p in places) or (
+                    return folder / rest, "", folder if declared else None
+            where = ", ".join(str(p / rest) for p, _ in places) or (
                 f'a package "{name}": none next to the URDF or above it, in package_roots '
                 "or in $ROS_PACKAGE_PATH")
-            return None, where
+            return None, where, None
         if uri.startswith("file://"):
             file = Path(uri[len("file://"):])
         else:
             file = Path(uri)
         file = Path(os.path.abspath(self.folder / file.expanduser()))
-        return (file, "") if _is_file(file) else (None, str(file))
+        return (file, "", None) if _is_file(file) else (None, str(file), None)
 
     def packages(self, name):
-        """The folders that could be package `name`, the way ROS tools find them."""
+        """The folders that could be package `name`, the way ROS tools find them, each with
+        whether it is a package by the ROS rule (a package.xml beside the URDF or above it)."""
         seen = set()
         folder = self.folder.resolve()
         for ancestor in (folder, *folder.parents):
@@ -378,21 +397,22 @@ class _Reader:
                 if candidate.name == name and (candidate / "package.xml").is_file():
                     if candidate not in seen:
                         seen.add(candidate)
-                        yield candidate
+                        yield candidate, True
         env = [Path(p) for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
         for root in (*self.package_roots, *env):
             root = root.expanduser()
             for candidate in (root, root / name, *_package_dirs(root, name)):
                 if candidate.name == name and candidate.is_dir() and candidate not in seen:
                     seen.add(candidate)
-                    yield candidate
+                    yield candidate, False
         # last, as PyBullet does: a folder NAME next to the file or above it, package.xml or
-        # not (robots shipped without their package.xml, PyBullet's own data among them)
+        # not (robots shipped without their package.xml, PyBullet's own data among them);
+        # not a declared package: its files must lie in the allowed folders already
         for ancestor in (folder, *folder.parents):
             for candidate in (ancestor, ancestor / name):
                 if candidate.name == name and candidate.is_dir() and candidate not in seen:
                     seen.add(candidate)
-                    yield candidate
+                    yield candidate, False
 
     def joint(self, el, name, links):
         where = f'joint "{name}"'
@@ -457,6 +477,15 @@ def _is_file(path):
         return path.is_file()
     except (OSError, ValueError):
         return False
+
+
+def _own_package(path):
+    """The ROS package the URDF at `path` lies in: the nearest folder above it (its own
+    included) holding a package.xml; None if there is none."""
+    for folder in Path(os.path.abspath(path)).resolve().parents:
+        if (folder / "package.xml").is_file():
+            return folder
+    return None
 
 
 def _package_dirs(root, name, depth=_SEARCH_DEPTH):
@@ -698,6 +727,8 @@ class _Builder:
         if joint.type == "spherical":
             if joint.friction > 0:
                 spec["friction"] = joint.friction
+            if joint.damping > 0:
+                spec["damping"] = joint.damping
             return {**spec, "type": "spherical"}
         spec["type"] = "prismatic" if joint.type == "prismatic" else "revolute"
         spec["axis"] = _floats(R @ joint.axis)
@@ -706,8 +737,7 @@ class _Builder:
         if joint.friction > 0:
             spec["friction"] = joint.friction
         if joint.damping > 0:
-            self.notes.add("joint damping (Sharnir has no viscous damping)",
-                           f'"{joint.name}" ({joint.damping:g})')
+            spec["damping"] = joint.damping
         if joint.mimic is not None:
             self.notes.add("mimic joints (driven on their own, not coupled)",
                            f'"{joint.name}" (mimics "{joint.mimic}")')

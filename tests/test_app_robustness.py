@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sharnir.app.commands import Configure, Pause, SetSpeed
+from sharnir.app.commands import Configure, Pause, Reset, Resume, SetBodyForce, SetSpeed, Step
 from sharnir.app.panel import PanelState, open_recent, request_load
 from sharnir.app.physics_thread import PhysicsThread
 from sharnir.app.printable import from_printable, printable
@@ -260,6 +260,51 @@ def test_a_stage_that_raises_pauses_and_is_reported_once():
         assert sim.stop()
 
 
+def test_a_non_finite_state_pauses_and_is_reported_once():
+    sim = PhysicsThread(DOOR)
+    sim.start()
+    try:
+        _wait(sim, lambda s: s.ready and s.step > 0)
+        sim.send(Configure(max_speed=0.0, max_angular_speed=0.0))   # NaN, not a runaway
+        sim.send(SetBodyForce("door", (1e308, 1e308, 0.0)))
+        snap = _wait(sim, lambda s: s.error is not None)
+        time.sleep(0.5)                       # hundreds of loop iterations, were it running
+        later = sim.snapshot
+        assert "non-finite" in later.error and "'door'" in later.error
+        assert later.paused and later.error_count == snap.error_count
+        assert _answers(sim, 1.0) is not None
+    finally:
+        assert sim.stop()
+
+
+def test_a_runaway_pauses_once_and_resume_goes_on_without_the_speed_checks():
+    # 1e13 N on the 21 kg door: thousands of km/s within a step, finite
+    sim = PhysicsThread(DOOR)
+    sim.start()
+    try:
+        _wait(sim, lambda s: s.ready and s.step > 0)
+        sim.send(SetBodyForce("door", (0.0, 1e13, 0.0)))
+        snap = _wait(sim, lambda s: s.error is not None)
+        time.sleep(0.5)
+        later = sim.snapshot
+        assert later.paused and later.error_count == snap.error_count
+        assert "body 'door' reached a" in later.error and "max_speed" in later.error
+        assert "resume to go on without the speed checks" in later.error
+        assert np.isfinite(later.body_pos).all()
+        sim.send(SetBodyForce("door", (0.0, 0.0, 0.0)))
+        sim.send(Step())                      # one step, then on: no new report either way
+        sim.send(Resume())
+        gone_on = _wait(sim, lambda s: s.step > later.step + 20 and not s.paused)
+        assert gone_on.error_count == later.error_count
+        assert gone_on.settings["max_speed"] == gone_on.settings["max_angular_speed"] == 0.0
+        sim.send(Reset())                     # a fresh world has its checks again
+        fresh = _wait(sim, lambda s: s.generation > gone_on.generation)
+        assert fresh.settings["max_speed"] == SETTINGS["max_speed"].default
+    finally:
+        sim.send(Pause())
+        assert sim.stop()
+
+
 def test_a_failed_publish_still_reaches_the_window():
     sim = PhysicsThread(DOOR, paused=True)
     world = sim._world
@@ -284,7 +329,7 @@ APP_CHILD = textwrap.dedent("""
     import json, os, sys, time, traceback
     from pathlib import Path
     import numpy as np
-    from sharnir.app.commands import Resume, SetBodyForce
+    from sharnir.app.commands import Configure, Resume, SetBodyForce
     from sharnir.app.panel import PanelState
     from sharnir.app.window import App, read_rgb_image
 
@@ -375,6 +420,7 @@ APP_CHILD = textwrap.dedent("""
         until(lambda: app.snapshot.scene == "door" and app.panel_state.pending is None)
         before = camera()
         app.thread.send(Resume())
+        app.thread.send(Configure(max_speed=0.0, max_angular_speed=0.0))  # a NaN blow-up
         app.thread.send(SetBodyForce("door", (1e308, 1e308, 0.0)))
         out["blown"] = until(lambda: app.snapshot.error is not None)
         out["blown_error"] = app.snapshot.error
@@ -391,6 +437,7 @@ APP_CHILD = textwrap.dedent("""
         app.action_open(folder / "two.toml")
         until(lambda: app.snapshot.scene == "two" and app.panel_state.pending is None)
         app.thread.send(Resume())
+        app.thread.send(Configure(max_speed=0.0, max_angular_speed=0.0))
         app.thread.send(SetBodyForce("a", (1e308, 0.0, 1e308)))
         out["two_blown"] = until(lambda: app.snapshot.error is not None)
         out["two_finite"] = np.isfinite(app.snapshot.body_pos).all(axis=1).tolist()

@@ -125,7 +125,7 @@ include = [
 """.replace("\n     urdf", " urdf"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        spec = read_scene(scene)
+        spec = read_scene(scene, asset_roots=[Path(kuka).parent])   # (a folder elsewhere)
     joints = {j.name: j for j in spec.joints}
     kinds = {b.name: b.kind for b in spec.bodies}
     assert kinds["a_lbr_iiwa_link_0"] == "static"            # a fixed base

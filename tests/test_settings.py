@@ -84,7 +84,7 @@ def test_joint_friction_range_holds_in_add_joint_and_set_friction():
 @pytest.mark.parametrize("name", NUMBERS)
 def test_scene_files_take_exactly_the_engines_range(name):
     s = SETTINGS[name]
-    spec = WorldSpec if name in ("dt", "gravity") else SolverSpec
+    spec = WorldSpec if name in WorldSpec.model_fields else SolverSpec
     assert getattr(spec(), name) == s.default == World().settings[name]
     spec.model_validate({name: s.min})
     spec.model_validate({name: s.max})
