@@ -16,7 +16,7 @@ import re
 import stat
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,7 @@ def read_scene(path: str | Path, sets: Iterable[str] = (),
 
     raw = read(Path(path))
     try:
-        raw = expand_includes(raw, Path(path), _included(read), roots=roots)
+        raw = expand_includes(raw, Path(path), read, roots=roots)
     except IncludeError as exc:
         raise SceneError(f"{source}: {exc}") from None
     try:
@@ -256,18 +256,6 @@ def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = N
     return raw
 
 
-def _included(read: Callable[..., dict]) -> Callable[..., dict]:
-    """`read` for included files: a SceneError becomes an IncludeError without the file's
-    path in front (the including file's entry names the file)."""
-    def read_included(path: Path, urdf: dict | None = None) -> dict:
-        try:
-            return read(path, urdf)
-        except SceneError as exc:
-            raise IncludeError(str(exc).removeprefix(f"{path}: ")) from None
-
-    return read_included
-
-
 def _resolve_files(raw: dict, base: Path, roots: AssetRoots | None, source: str) -> None:
     """Make every hull ``file`` (of a body's shape or a compound's part) that is a relative
     path relative to the scene file's folder ``base``, in place, and refuse one outside
@@ -370,8 +358,9 @@ def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
         info = os.stat(path)
     except FileNotFoundError:
         raise SceneError(f"{source}: no such file") from None
-    except OSError as exc:
-        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    except OSError as exc:   # (a name too long is shown cut short)
+        shown = source if len(source) <= 300 else quoted(source, 200)
+        raise SceneError(f"{shown}: cannot read the file ({exc.strerror})") from None
     except ValueError:   # (a NUL character in the name)
         raise SceneError(f"{source!r}: not a usable file name") from None
     if stat.S_ISDIR(info.st_mode):
