@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from sharnir.app.snapshot import JOINT_CHANNELS, REACTION_CHANNELS, csv_columns, csv_header
+from sharnir.physics.message import shortened
 from sharnir.scenes import (
     SCENE_DIR,
     SceneError,
@@ -276,7 +277,7 @@ def _open_window(scene, asset_roots=()):
 
 
 def _error(message):
-    for line in message.splitlines() or [""]:
+    for line in shortened(message).splitlines() or [""]:
         print(f"sharnir: error: {line}", file=sys.stderr)
 
 

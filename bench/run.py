@@ -36,7 +36,8 @@ G = 9.81
 HISTORY = "## History"
 APP_SECTION = "## App (headless)"
 KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost",
-                 "## Robots", "## MuJoCo's humanoid", "## Robot files")  # other scripts
+                 "## Robots", "## MuJoCo's humanoid", "## Robot files",
+                 "## Fuzz")  # other scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not
 re-measured here:

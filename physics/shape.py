@@ -304,7 +304,10 @@ def matrix_quat(R):
 def principal_axes(tensor):
     """(Rp, moments) of a symmetric inertia tensor: T = Rp diag(moments) Rp^T with Rp a
     right-handed rotation; deterministic (see the module docstring)."""
-    T = 0.5 * (np.asarray(tensor, dtype=float) + np.asarray(tensor, dtype=float).T)
+    T = 0.5 * np.asarray(tensor, dtype=float) + 0.5 * np.asarray(tensor, dtype=float).T
+    if not np.isfinite(T).all():   # (eigh would not converge)
+        raise ValueError(f"the inertia tensor is not finite ({T.tolist()}): sizes, masses "
+                         "or positions too large")
     off = max(abs(T[0, 1]), abs(T[0, 2]), abs(T[1, 2]))
     if off <= 1e-12 * abs(np.trace(T)):
         return np.eye(3), np.diag(T).copy()
@@ -550,6 +553,8 @@ def readable_mesh_file(path, what="hull"):
     except OSError as exc:
         reason = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror
         raise ValueError(f"{what} file {path}: cannot read a mesh ({reason})") from None
+    except ValueError:   # (a NUL character in the name)
+        raise ValueError(f"{what} file {path!r}: not a usable file name") from None
     if not stat.S_ISREG(info.st_mode):
         raise ValueError(f"{what} file {path}: not a regular file (a folder, pipe or device)")
     if info.st_size > MAX_MESH_BYTES:

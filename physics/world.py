@@ -27,6 +27,7 @@ from .joint import (  # noqa: E402
     PRISMATIC,
     REVOLUTE,
 )
+from .message import listing, quoted
 from .model import (  # noqa: E402
     BODY_KINDS,
     DYNAMIC,
@@ -83,7 +84,10 @@ class RunawayError(SimulationError):
 
 
 def _vec(name, value, n=3):
-    a = np.asarray(value, dtype=float).reshape(-1)
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError, OverflowError):   # text, a table, ragged or huge integers
+        raise ValueError(f"{name} must be {n} numbers (got {_shown(value)})") from None
     if a.shape != (n,):
         raise ValueError(f"{name} must have {n} numbers (got {len(a)})")
     if not np.all(np.isfinite(a)):
@@ -92,10 +96,18 @@ def _vec(name, value, n=3):
 
 
 def _number(name, value):
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a number (got {_shown(value)})")
     try:
         return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number (got {value!r})") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number (got {_shown(value)})") from None
+
+
+def _shown(value):
+    """A value as it appears in a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _positive(name, value):
@@ -601,7 +613,7 @@ class World:
         if joint_.motor is None or joint_.controller is None:
             raise ValueError(f"{where} has no position or velocity controller "
                              "(set_controller first)")
-        t, w = float(target), float(rate)
+        t, w = _number(f"{where}: target", target), _number(f"{where}: rate", rate)
         if not (math.isfinite(t) and math.isfinite(w)):
             raise ValueError(f"{where}: target and rate must be finite numbers "
                              f"(got {target}, {rate})")
@@ -624,7 +636,7 @@ class World:
         joint_ = self._joints[j]
         if joint_.motor is None:
             raise ValueError(f"joint {joint_.name!r} has no motor")
-        u = float(voltage)
+        u = _number(f"joint {joint_.name!r}: voltage", voltage)
         limit = joint_.motor.voltage_limit
         if not (math.isfinite(u) and abs(u) <= limit):
             raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
@@ -662,7 +674,7 @@ class World:
         i = self._body_index(body, "load")
         if self._bodies[i].kind != DYNAMIC:
             raise ValueError(f"load: body {self._bodies[i].name!r} is not dynamic")
-        start, end = float(start), float(end)
+        start, end = _number("load: start", start), _number("load: end", end)
         if not (math.isfinite(start) and start >= 0 and end > start):
             raise ValueError(f"load: need 0 <= start < end (got start={start}, end={end})")
         self._loads.append(_Load(i, _vec("force", force), _vec("torque", torque), (start, end)))
@@ -868,12 +880,27 @@ class World:
                               rec.body_quat[sl] if rb else rec.body_quat,
                               rec.contact[sl], sensors))
             wall += time.perf_counter() - t0
+            self._check_telemetry(rec, sl)
             done += k
             if progress is not None:
                 progress(done, nsteps)
         rec.motor = rec.joint[:, model.motor_joint, REC_VOLTAGE:REC_VOLTAGE + 4].copy()
         rec.wall_s = wall
         return rec
+
+    def _check_telemetry(self, rec, sl):
+        """SimulationError if the recorded joint or contact telemetry of steps `sl` is not
+        finite while the bodies are (an absurd but finite state, such as a spin of 1e154
+        rad/s, whose joint velocity overflows): a recording is never silently NaN."""
+        for what, series, names in (("joint", rec.joint[sl], self._joints),
+                                    ("contact sensor", rec.contact[sl],
+                                     [self._bodies[i] for i in rec.contact_bodies])):
+            bad = ~np.isfinite(series)
+            if bad.any():
+                k, i = np.argwhere(bad)[0][:2]
+                raise SimulationError(
+                    f"the {what} telemetry became non-finite at t = {rec.t[sl][k]:.6g} s "
+                    f"({what} {names[i].name!r}); check the parameters last changed")
 
     def _advance(self, n, rec):
         if self._hook is not None:
@@ -889,8 +916,16 @@ class World:
         while status == OVERFLOW:
             # (the last array is the contact sensors' body list, not a recording)
             rest = tuple(r[done:] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
-            k, status = step_many(model, state, work, self._contacts, self._settings, n - done,
-                                  *rest)
+            try:
+                k, status = step_many(model, state, work, self._contacts, self._settings,
+                                      n - done, *rest)
+            except ZeroDivisionError:
+                # (nopython code raises this where a state already out of range, say a speed
+                # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)
+                raise SimulationError(
+                    f"the simulation broke down at t = {state.time[0]:.6g} s (a division by "
+                    f"zero; body {self._bodies[_runaway_body(model, state)].name!r} moved "
+                    "fastest); check the parameters last changed") from None
             done += k
             if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
                 assert self._contacts is not None
@@ -1369,6 +1404,15 @@ def _may_touch(model):
     return bool(ok.any())
 
 
+def _runaway_body(model, state):
+    """The dynamic body whose state is non-finite, or else the one moving fastest."""
+    speed = np.abs(state.body_vel).sum(axis=1) + np.abs(state.body_angvel).sum(axis=1)
+    speed = np.where(np.isfinite(speed) & np.isfinite(state.body_pos).all(axis=1), speed,
+                     np.inf)
+    speed[model.body_kind != DYNAMIC] = -1.0
+    return int(np.argmax(speed))
+
+
 def _index(items, ref, kind, where):
     """The index of an entry given by index or by name; ValueError naming the choices."""
     prefix = f"{where}: " if where else ""
@@ -1379,8 +1423,9 @@ def _index(items, ref, kind, where):
     for i, item in enumerate(items):
         if item.name == ref:
             return i
-    names = ", ".join(item.name for item in items)
-    raise ValueError(f"{prefix}unknown {kind} {ref!r} ({kind}s are: {names})")
+    names = listing(item.name for item in items)
+    shown = quoted(ref) if isinstance(ref, str) and len(ref) > 60 else repr(ref)[:60]
+    raise ValueError(f"{prefix}unknown {kind} {shown} ({kind}s are: {names})")
 
 
 def _empty_records(state):

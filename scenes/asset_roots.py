@@ -72,9 +72,12 @@ class AssetRoots:
     def refusal(self, written, path) -> str | None:
         """None if `path` (written as `written` in a file) may be read; else the reason, one
         line: the path, where it really is, and the allowed folders, shortened."""
-        if self.holds(path):
-            return None
-        target, written = real(path), os.fspath(written)
+        try:
+            if self.holds(path):
+                return None
+            target, written = real(path), os.fspath(written)
+        except (OSError, ValueError):   # (a NUL in the name, a name too long)
+            return f'"{_short(os.fspath(written))}" is not a usable file name'
         where = f'"{_short(written)}"' + ("" if written == target else f" ({_short(target)})")
         return (f"{where} is outside the allowed folders ({self.listing()}); add one with "
                 f"--asset-root DIR or ${ENV_VAR}")

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sharnir.physics.message import quoted
+
 from .asset_roots import AssetRoots
 from .schema import WORLD_BODY, IncludeSpec
 
@@ -53,13 +55,17 @@ def expand(raw: dict, path: Path, read: Callable[..., dict],
             spec = IncludeSpec.model_validate(entry)
         except Exception as exc:  # noqa: BLE001  (pydantic's ValidationError, made one line)
             raise IncludeError(f"{where}: {_first_error(exc)}") from None
-        target = (path.parent / Path(spec.file).expanduser()).resolve()
+        try:
+            target = (path.parent / Path(spec.file).expanduser()).resolve()
+        except (OSError, ValueError, RuntimeError) as exc:   # a NUL, a name too long, a loop
+            reason = getattr(exc, "strerror", None) or "not a usable file name"
+            raise IncludeError(f"{where}: {quoted(spec.file)}: {reason}") from None
         refusal = roots.refusal(spec.file, target)
         if refusal is not None:
             raise IncludeError(f'{where}: field "file": {refusal}')
         if target in chain:
             names = " -> ".join(p.name for p in (*chain, target))
-            raise IncludeError(f'{where}: "{spec.file}" includes itself ({names})')
+            raise IncludeError(f"{where}: {quoted(spec.file)} includes itself ({names})")
         options = None
         if spec.urdf is not None:
             if target.suffix.lower() != ".urdf":
@@ -75,7 +81,7 @@ def expand(raw: dict, path: Path, read: Callable[..., dict],
         try:
             sub = expand(read(target, options), target, read, chain, roots)
         except IncludeError as exc:
-            raise IncludeError(f'{where} "{spec.file}": {exc}') from None
+            raise IncludeError(f"{where} {quoted(spec.file)}: {exc}") from None
         placed = place(sub, spec.prefix, spec.pos, spec.quat)
         for section in ("bodies", "joints", "loads"):
             if placed.get(section):

@@ -10,7 +10,6 @@ import contextlib
 import copy
 import difflib
 import importlib
-import json
 import math
 import os
 import re
@@ -23,6 +22,8 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
+
+from sharnir.physics.message import listing, quoted, shortened
 
 from .asset_roots import AssetRoots
 from .include import IncludeError
@@ -96,7 +97,11 @@ def resolve_scene(ref: str | Path) -> Path:
 
 
 class SceneError(Exception):
-    """A scene that cannot be loaded; ``str()`` is the message to show the user."""
+    """A scene that cannot be loaded; ``str()`` is the message to show the user, one line per
+    problem, each cut to a few hundred characters (physics.message.shortened)."""
+
+    def __init__(self, message=""):
+        super().__init__(shortened(message))
 
 
 class MeshWarning(UserWarning):
@@ -183,12 +188,12 @@ def build_world(
     meshes: dict = {}  # one Hull / Mesh per (file, scale): bodies share it, and its GL mesh
     open_meshes = []   # bodies whose mass comes from a mesh that encloses no volume
     for i, body in enumerate(spec.bodies):
-        with _blame(source, f'bodies[{i}] "{body.name}"'):
+        with _blame(source, f"bodies[{i}] {quoted(body.name)}"):
             shape = _make_shape(physics, body.shape, meshes)
             visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
                         v.quat, v.rgba) for k, v in enumerate(body.visuals)]
             if body.inertia is None and body.kind == "dynamic" and _open_mesh(shape):
-                open_meshes.append(f'"{body.name}" ({_open_mesh(shape)})')
+                open_meshes.append(f"{quoted(body.name)} ({_open_mesh(shape)})")
             world.add_body(
                 body.name,
                 shape,
@@ -214,9 +219,9 @@ def build_world(
 
         warnings.warn(f"{source}: these bodies' meshes enclose no volume (not watertight or "
                       "not consistently wound): their mass properties are their convex "
-                      f"hulls': {', '.join(open_meshes)}", MeshWarning, stacklevel=2)
+                      f"hulls': {listing(open_meshes)}", MeshWarning, stacklevel=2)
     for i, joint in enumerate(spec.joints):
-        with _blame(source, f'joints[{i}] "{joint.name}"'):
+        with _blame(source, f"joints[{i}] {quoted(joint.name)}"):
             world.add_joint(
                 joint.name,
                 joint.type,
@@ -326,7 +331,7 @@ def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
     """
     result = copy.deepcopy(raw)
     for item in sets:
-        where = f'{source}: --set "{item}"'
+        where = f"{source}: --set {quoted(item)}"
         key, equals, text = item.partition("=")
         parts = key.strip().split(".")
         if not equals or not all(parts):
@@ -338,7 +343,7 @@ def apply_overrides(raw: dict, sets: list[str], source: str) -> dict:
         if not isinstance(table, dict):  # the path stopped at bodies, joints or loads
             raise SceneError(f'{where}: "{parts[-2]}" is an array of tables; '
                              'set a key of one entry')
-        table[parts[-1]] = _parse_value(text.strip())
+        table[parts[-1]] = _parse_value(text.strip(), where)
     return result
 
 
@@ -359,10 +364,10 @@ def _entry(entries: list, part: str, section: str, where: str) -> dict:
         matches = [e for e in entries if isinstance(e, dict) and e.get("name") == part]
         if len(matches) == 1:
             return matches[0]
-        names = ", ".join(str(e.get("name")) for e in entries if isinstance(e, dict)) or "none"
+        names = listing(str(e.get("name")) for e in entries if isinstance(e, dict))
         count = "more than one" if matches else "no"
-        raise SceneError(f'{where}: {count} {_NAMED[section]} named "{part}" '
-                         f'({section} are: {names})')
+        raise SceneError(f"{where}: {count} {_NAMED[section]} named {quoted(part)} "
+                         f"({section} are: {names})")
     if part.isdigit() and int(part) < len(entries) and isinstance(entries[int(part)], dict):
         return entries[int(part)]
     raise SceneError(
@@ -371,11 +376,16 @@ def _entry(entries: list, part: str, section: str, where: str) -> dict:
     )
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, where: str) -> Any:
     try:
         return tomllib.loads("v = " + text)["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise SceneError(f"{where}: the value nests too deeply to read") from None
+    except ValueError:   # (an integer of more than sys.get_int_max_str_digits() digits)
+        raise SceneError(f"{where}: an integer has more digits than can be read "
+                         f"({sys.get_int_max_str_digits()} at most)") from None
 
 
 def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
@@ -385,8 +395,11 @@ def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
         info = os.stat(path)
     except FileNotFoundError:
         raise SceneError(f"{source}: no such file") from None
-    except OSError as exc:
-        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
+    except OSError as exc:   # (a name too long is shown cut short)
+        shown = source if len(source) <= 300 else quoted(source, 200)
+        raise SceneError(f"{shown}: cannot read the file ({exc.strerror})") from None
+    except ValueError:   # (a NUL character in the name)
+        raise SceneError(f"{source!r}: not a usable file name") from None
     if stat.S_ISDIR(info.st_mode):
         raise SceneError(f"{source}: is a directory, not a scene file")
     if not stat.S_ISREG(info.st_mode):
@@ -555,7 +568,7 @@ def _split_loc(loc: Loc, raw: dict) -> tuple[str | None, Loc]:
         entry = f"{section}[{index}]"
         name = _raw_name(raw, section, index)
         if name is not None:
-            entry += f' "{name}"'
+            entry += f" {quoted(name)}"
         path = loc[2:]
         # A discriminated union puts the shape's type tag in the loc (after "shape", also a
         # compound part's); the file has no such key.
@@ -596,7 +609,7 @@ def _unknown_key(loc: Loc) -> str:
     allowed = list(model.model_fields)
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f'did you mean "{close[0]}"?' if close else f"allowed keys: {', '.join(allowed)}"
-    return f'unknown key "{key}" ({hint})'
+    return f"unknown key {quoted(key)} ({hint})"
 
 
 def _explain(error: dict) -> tuple[str, Any]:
@@ -636,8 +649,7 @@ def _show(value: Any, room: int = SHOW_CHARS) -> str:
     if isinstance(value, int) and value.bit_length() > 64:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"  # no str()
     if isinstance(value, str):
-        text = json.dumps(value[:room], ensure_ascii=False)
-        return text if len(value) <= room else f"{text[:-1]}...\" ({len(value)} characters)"
+        return quoted(value, room)
     if isinstance(value, (list, tuple)):
         items, used = [], 0
         for item in value:

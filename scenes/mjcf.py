@@ -91,10 +91,13 @@ become Sharnir's hard contacts with a circular cone.
 
 import math
 import os
+import stat
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from sharnir.physics.message import quoted
 
 from .asset_roots import AssetRoots
 from .loader import SceneError, read_bytes
@@ -114,6 +117,9 @@ _SHAPE_NAMES = {_PLANE: "plane", _HFIELD: "hfield", _SPHERE: "sphere", _CAPSULE:
 # mjtJoint codes and the Sharnir joint types
 _FREE, _BALL, _SLIDE, _HINGE = range(4)
 _JOINT_TYPES = {_HINGE: "revolute", _SLIDE: "prismatic", _BALL: "spherical"}
+
+
+_MAX_INCLUDES = 8   # nested <include>s checked for files that are not regular
 
 
 class MjcfWarning(UserWarning):
@@ -151,11 +157,87 @@ def _compile(source: str):
         raise SceneError("MJCF files need MuJoCo's compiler: pip install 'sharnir[mjcf]'") \
             from None
     read_bytes(Path(source), source)   # a regular file of bounded size, or SceneError
+    _check_files(Path(source), source)
     try:
-        return mujoco.MjModel.from_xml_path(source)
+        m = mujoco.MjModel.from_xml_path(source)
     except (ValueError, mujoco.FatalError) as exc:
         message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:300]}") from None
+        raise SceneError(f"{source}: MuJoCo cannot compile it: {message[:200]}") from None
+    _check_finite(m, source)
+    return m
+
+
+# the compiled arrays Sharnir reads numbers from, by the kind of object they describe
+_FINITE = {"geom": ("size", "pos", "quat", "friction"),
+           "body": ("pos", "quat", "ipos", "iquat", "mass", "inertia"),
+           "jnt": ("pos", "axis", "range", "stiffness"),
+           "dof": ("damping", "frictionloss", "armature"),
+           "actuator": ("gear", "gainprm", "biasprm", "ctrlrange")}
+
+
+def _check_finite(m, source: str) -> None:
+    """SceneError naming the first object whose compiled numbers are not finite: MuJoCo
+    compiles a geom of size inf, whose mass and inertia are then NaN."""
+    import mujoco
+
+    objects = {"body": mujoco.mjtObj.mjOBJ_BODY, "geom": mujoco.mjtObj.mjOBJ_GEOM,
+               "jnt": mujoco.mjtObj.mjOBJ_JOINT, "dof": mujoco.mjtObj.mjOBJ_DOF,
+               "actuator": mujoco.mjtObj.mjOBJ_ACTUATOR}
+    words = {"jnt": "joint", "dof": "joint"}
+    for kind, fields in _FINITE.items():
+        for name in fields:
+            values = np.asarray(getattr(m, f"{kind}_{name}"), dtype=float)
+            if values.size and not np.isfinite(values).all():
+                i = int(np.argwhere(~np.isfinite(values.reshape(len(values), -1)))[0][0])
+                if kind == "dof":
+                    i, kind = int(m.dof_jntid[i]), "jnt"
+                label = _id2name(m, objects[kind], i) or str(i)
+                raise SceneError(f"{source}: {words.get(kind, kind)} {quoted(label)}: its "
+                                 f"compiled {name} is not finite (a size, position or mass "
+                                 "too large or infinite)")
+
+
+def _check_files(path: Path, source: str, depth: int = 0) -> None:
+    """SceneError for a file the MJCF names (an include, a mesh, a texture, ...) that exists
+    but is not a regular file: MuJoCo's compiler would wait on a FIFO, or read a device
+    without end. Looked for where MuJoCo looks: next to the file and in the compiler's
+    meshdir, texturedir and assetdir; included files are checked the same way."""
+    from lxml import etree
+
+    data = read_bytes(path, source)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:   # (MuJoCo would take it, its names then undecodable)
+        which = f"{path.name}, included: " if depth else ""
+        raise SceneError(f"{source}: {which}not UTF-8 text (bad byte at offset {exc.start})") \
+            from None
+    try:
+        root = etree.fromstring(data, etree.XMLParser(
+            resolve_entities=False, no_network=True, load_dtd=False))
+    except (etree.XMLSyntaxError, ValueError):
+        return   # MuJoCo's compiler reports what is wrong with the XML
+    folders = [path.parent]
+    for compiler in root.iter("compiler"):
+        folders += [path.parent / compiler.get(key) for key in ("meshdir", "texturedir",
+                                                                "assetdir") if compiler.get(key)]
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        for key, value in el.attrib.items():
+            if not key.startswith("file") or not value:
+                continue
+            for candidate in [Path(value)] if Path(value).is_absolute() else \
+                    [folder / value for folder in folders]:
+                try:
+                    mode = os.stat(candidate).st_mode
+                except (OSError, ValueError):
+                    continue
+                if not stat.S_ISREG(mode):
+                    raise SceneError(f"{source}: line {el.sourceline}: <{el.tag} {key}="
+                                     f"{quoted(value)}>: not a regular file (a folder, pipe "
+                                     "or device)")
+                if el.tag == "include" and depth < _MAX_INCLUDES:
+                    _check_files(candidate, source, depth + 1)
 
 
 # the attributes of MJCF elements that name files (<include>, <mesh>, <hfield>, <skin>,
@@ -225,9 +307,18 @@ def _parse_mjcf(xml: Path):
 
 
 def _name(m, kind, i: int, fallback: str) -> str:
+    return _id2name(m, kind, i) or fallback
+
+
+def _id2name(m, kind, i: int) -> str | None:
+    """MuJoCo's name of object i, None for none or one that is not UTF-8 (a character
+    reference such as &#xD800; compiles to bytes Python cannot decode)."""
     import mujoco
 
-    return mujoco.mj_id2name(m, kind, i) or fallback
+    try:
+        return mujoco.mj_id2name(m, kind, i)
+    except UnicodeDecodeError:
+        return None
 
 
 def _quat(R: np.ndarray) -> list[float]:
@@ -388,7 +479,7 @@ class _Reader:
         return None
 
     def geom_label(self, g: int) -> str:
-        name = self.mj.mj_id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, g)
+        name = _id2name(self.m, self.mj.mjtObj.mjOBJ_GEOM, g)
         body = self.body_name(int(self.m.geom_bodyid[g]))
         return f'"{name}" of body "{body}"' if name else f'{g} of body "{body}"'
 
@@ -450,7 +541,7 @@ class _Reader:
             shape = {"type": "plane"} if plane else self.shape(g, self.geom_label(g))
             if shape is None:
                 continue
-            name = self.mj.mj_id2name(m, self.mj.mjtObj.mjOBJ_GEOM, g)
+            name = _id2name(m, self.mj.mjtObj.mjOBJ_GEOM, g)
             body = self.body_name(int(m.geom_bodyid[g]))
             entry = {"name": name or f"{body}.geom{g}", "kind": "static", "shape": shape,
                      "pos": _floats(d.geom_xpos[g]), "quat": _quat(d.geom_xmat[g])}
@@ -657,7 +748,7 @@ class _Reader:
                 elif (bias_t == int(self.mj.mjtBias.mjBIAS_AFFINE) and bp[0] == 0
                       and bp[1] == 0 and bp[2] == -gp[0] and gp[0] > 0):
                     kind = "velocity"
-            if kind is None or g <= 0:
+            if kind is None or g <= 0 or g * g == 0.0:   # (a gear whose square underflows)
                 self.note(f'actuator "{label}" (only motor, position, velocity and dcmotor '
                           "with a positive gear map)")
                 motor.update(resistance=1.0, torque_constant=math.sqrt(damping))
@@ -691,7 +782,12 @@ class _Reader:
             if getattr(m, "actuator_damping", None) is not None and (
                     m.actuator_damping[a] or m.actuator_armature[a]):
                 self.note(f'the damping and armature of actuator "{label}"')
-        volts = motor["torque_constant"] / motor["resistance"] * motor.get("gear_ratio", 1.0)
+        resistance = motor["resistance"]
+        if not (0.0 < resistance < math.inf):   # (a gear of 1e300: damping / gear^2 is 0)
+            raise SceneError(f"{self.source}: joint {quoted(joint)}: its actuator maps to a "
+                             f"motor resistance of {resistance:g} ohm (a gear or gain too "
+                             "large or too small)")
+        volts = motor["torque_constant"] / resistance * motor.get("gear_ratio", 1.0)
         if k > 0:
             if mode == "velocity":
                 # a velocity servo at rest (ctrl 0) is a damper: with the spring, one PD

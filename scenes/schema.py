@@ -166,6 +166,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sharnir.physics.message import listing, quoted
 from sharnir.physics.settings import SETTINGS, reference
 
 if __doc__:  # (None under python -OO)
@@ -276,7 +277,10 @@ class HullSpec(_Spec):
     def _file_exists(cls, file: str | None) -> str | None:
         # the loader has made a relative path relative to the scene file already
         if file is not None and not os.path.isfile(file):
-            raise problem(((), f'no such file "{file}"'))
+            if os.path.exists(file):
+                raise problem(((), f"{quoted(file, 200)} is not a regular file (a folder, pipe "
+                                   "or device)"))
+            raise problem(((), f"no such file {quoted(file, 200)}"))
         return file
 
     @model_validator(mode="after")
@@ -525,7 +529,8 @@ class JointSpec(_Spec):
     def _consistent(self) -> "JointSpec":
         problems = []
         if self.body_a == self.body_b:
-            problems.append((("body_b",), f'a joint cannot join body "{self.body_a}" to itself'))
+            problems.append((("body_b",), f"a joint cannot join body {quoted(self.body_a)} to "
+                                          "itself"))
         if self.mimic is not None and self.type in ("spherical", "fixed"):
             problems.append((("mimic",), f"not allowed on a {self.type} joint "
                                          "(only revolute and prismatic)"))
@@ -624,33 +629,34 @@ class SceneSpec(_Spec):
             *_duplicates("joints", [j.name for j in self.joints]),
         ]
         kinds = {body.name: body.kind for body in self.bodies}
-        known = ", ".join(kinds) or "none"
+        known = listing(kinds)
         types = {joint.name: joint.type for joint in self.joints}
         for i, joint in enumerate(self.joints):
             leader = joint.mimic.joint if joint.mimic is not None else None
             if leader is not None and leader != joint.name:
                 if leader not in types:
                     problems.append((("joints", i, "mimic", "joint"),
-                                     f'unknown joint "{leader}" (joints are: '
-                                     f'{", ".join(types)})'))
+                                     f"unknown joint {quoted(leader)} (joints are: "
+                                     f"{listing(types)})"))
                 elif types[leader] not in ("revolute", "prismatic"):
                     problems.append((("joints", i, "mimic", "joint"),
-                                     f'joint "{leader}" is {types[leader]}: only revolute and '
-                                     "prismatic joints can be followed"))
+                                     f"joint {quoted(leader)} is {types[leader]}: only revolute "
+                                     "and prismatic joints can be followed"))
         for i, joint in enumerate(self.joints):
             for field in ("body_a", "body_b"):
                 name = getattr(joint, field)
                 if name != WORLD_BODY and name not in kinds:
                     problems.append((("joints", i, field),
-                                     f'unknown body "{name}" (bodies are: {known})'))
+                                     f"unknown body {quoted(name)} (bodies are: {known})"))
         for i, load in enumerate(self.loads):
             loc = ("loads", i, "body")
             if load.body == WORLD_BODY:
                 problems.append((loc, "the fixed world body cannot carry a load"))
             elif load.body not in kinds:
-                problems.append((loc, f'unknown body "{load.body}" (bodies are: {known})'))
+                problems.append((loc, f"unknown body {quoted(load.body)} (bodies are: {known})"))
             elif kinds[load.body] == "static":
-                problems.append((loc, f'body "{load.body}" is static and cannot carry a load'))
+                problems.append((loc, f"body {quoted(load.body)} is static and cannot carry a "
+                                      "load"))
         if problems:
             raise problem(*problems)
         return self
@@ -663,7 +669,7 @@ def _duplicates(section: str, names: list[str]) -> list[tuple[Loc, str]]:
         if name in first:
             problems.append(
                 ((section, i, "name"),
-                 f'duplicate name "{name}" (already used by {section}[{first[name]}])')
+                 f"duplicate name {quoted(name)} (already used by {section}[{first[name]}])")
             )
         else:
             first[name] = i

@@ -80,6 +80,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sharnir.physics.message import listing, quoted
+
 from .asset_roots import AssetRoots
 from .loader import SceneError, read_bytes
 
@@ -238,14 +240,14 @@ class _Reader:
         try:
             values = [float(w) for w in words]
         except ValueError:
-            self.fail(el, label, f'must be numbers (got "{text}")')
+            self.fail(el, label, f'must be numbers (got {quoted(text)})')
         if count is None:
             if len(values) not in (1, 3):
-                self.fail(el, label, f'must be 1 or 3 numbers (got "{text}")')
+                self.fail(el, label, f'must be 1 or 3 numbers (got {quoted(text)})')
         elif len(values) != count:
-            self.fail(el, label, f'must be {count} number{"s" * (count > 1)} (got "{text}")')
+            self.fail(el, label, f'must be {count} number{"s" * (count > 1)} (got {quoted(text)})')
         if not all(math.isfinite(v) for v in values):
-            self.fail(el, label, f'must be finite (got "{text}")')
+            self.fail(el, label, f'must be finite (got {quoted(text)})')
         return np.array(values)
 
     def number(self, el, attr, where, default=None, low=None):
@@ -397,12 +399,12 @@ class _Reader:
             self.notes.add("visual meshes not found (not drawn)", f'"{uri}"')
             return None
         if file is None:
-            self.fail(el, f'{where} <mesh filename="{uri}">',
-                      f"no such mesh file (looked for {tried})")
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>",
+                      f"no such mesh file (looked for {_cut(tried)})")
         roots = self.roots if package is None else self.roots.widened(package)
         refusal = roots.refusal(file, file)
         if refusal is not None:
-            self.fail(el, f'{where} <mesh filename="{uri}">', refusal)
+            self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>", refusal)
         if len(scale) == 1 or np.all(scale == scale[0]):
             return {"type": "mesh", "file": str(file), "scale": float(scale[0])}
         return {"type": "mesh", "file": str(file), "scale": _floats(scale)}
@@ -414,7 +416,7 @@ class _Reader:
             name, _, rest = uri[len("package://"):].partition("/")
             places = list(self.packages(name))
             for folder, declared in places:
-                if (folder / rest).is_file():
+                if _is_file(folder / rest):
                     return folder / rest, "", folder if declared else None
             where = ", ".join(str(p / rest) for p, _ in places) or (
                 f'a package "{name}": none next to the URDF or above it, in package_roots '
@@ -425,7 +427,7 @@ class _Reader:
         else:
             file = Path(uri)
         file = Path(os.path.abspath(self.folder / file.expanduser()))
-        return (file, "", None) if file.is_file() else (None, str(file), None)
+        return (file, "", None) if _is_file(file) else (None, str(file), None)
 
     def packages(self, name):
         """The folders that could be package `name`, the way ROS tools find them, each with
@@ -459,7 +461,7 @@ class _Reader:
         kind = el.get("type")
         if kind not in _JOINT_TYPES:
             self.fail(el, where, f'type must be one of {", ".join(_JOINT_TYPES)} '
-                      f'(got "{kind}")')
+                      f"(got {quoted(kind or '')})")
         ends = {}
         for end in ("parent", "child"):
             end_el = el.find(end)
@@ -467,9 +469,10 @@ class _Reader:
                 self.fail(el, where, f'needs <{end} link="...">')
             link = end_el.get("link")
             if link not in links:
-                known = ", ".join(links)
-                self.fail(end_el, f'{where} <{end} link="{link}">',
-                          f'no link named "{link}" in the file (links: {known})')
+                known = listing(links)
+                self.fail(end_el, f"{where} <{end} link={quoted(link, 40)}>",
+                          f"no link named {quoted(link, 40) if len(link) <= 40 else 'so'} in "
+                          f"the file (links: {known})")
             ends[end] = link
         if ends["parent"] == ends["child"]:
             self.fail(el, where, f'joins link "{ends["parent"]}" to itself')
@@ -505,6 +508,19 @@ class _Reader:
             joint.multiplier = self.number(mimic, "multiplier", where + " <mimic>", default=1.0)
             joint.offset = self.number(mimic, "offset", where + " <mimic>", default=0.0)
         return joint
+
+
+def _cut(text, room=100):
+    """A description of where a file was looked for, cut to about `room` characters."""
+    return text if len(text) <= room else text[:room] + f"... ({len(text):,} characters)"
+
+
+def _is_file(path):
+    """Whether `path` is a file; False for a name the system cannot take (too long, a NUL)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _own_package(path):
@@ -734,7 +750,14 @@ class _Builder:
         tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
         from sharnir.physics.shape import principal_axes
 
-        Rp, moments = principal_axes(tensor)
+        try:
+            if not (np.isfinite(tensor).all() and np.isfinite(com).all()):
+                raise ValueError("not finite")
+            Rp, moments = principal_axes(tensor)
+        except ValueError:
+            self.fail(self.links[name].line, f"link {quoted(name)}", "its mass properties "
+                      "overflow (a position, mass or inertia too large, its merged links' "
+                      "included)")
         top = max(float(np.max(moments)), 0.0)
         floor = MOMENT_FLOOR * top if top > 0 else 0.4 * mass * 0.01**2
         if np.any(moments < floor):

@@ -99,3 +99,292 @@ def test_a_blow_up_names_the_moving_body_not_the_world(tmp_path):
     with pytest.raises(SimulationError) as info:
         world.run(10)
     assert "'bob'" in str(info.value) and "'world'" not in str(info.value)
+
+
+# --- found by bench/fuzz.py ------------------------------------------------------------------
+
+LONG_NAME = "x" * 300_000
+BALL = '{{ name = "{name}", shape = {{ type = "sphere", radius = 0.1 }}, mass = 1.0 }}'
+
+
+@pytest.mark.parametrize("where", ["body_a", "name"])
+def test_a_long_name_in_a_message_is_quoted_short(tmp_path, where):
+    """An unknown body of 300,000 characters, or a duplicate one, is quoted cut short with its
+    length."""
+    joint = ('{ name = "j", type = "revolute", body_a = "NAME", body_b = "b" }' if
+             where == "body_a" else '{ name = "j", type = "revolute", body_a = "world", '
+                                    'body_b = "b" }')
+    bodies = [BALL.format(name="b")] + ([BALL.format(name=LONG_NAME)] * 2 if where == "name"
+                                        else [])
+    path = tmp_path / "long.toml"
+    path.write_text(f"bodies = [{', '.join(bodies)}]\n"
+                    f"joints = [{joint.replace('NAME', LONG_NAME)}]\n")
+    assert "(300,000 characters)" in one_line_error(path)
+
+
+def test_the_names_a_message_lists_are_a_few_and_a_count(tmp_path):
+    bodies = ", ".join(BALL.format(name=f"ball{i}") for i in range(1000))
+    path = tmp_path / "many.toml"
+    path.write_text(f"bodies = [{bodies}]\n"
+                    'joints = [{ name = "j", type = "revolute", body_a = "world", '
+                    'body_b = "ball" }]\n')
+    message = one_line_error(path)
+    assert 'unknown body "ball"' in message and "ball0, ball1" in message
+    assert "(1,000 in all)" in message
+
+
+@pytest.mark.parametrize("field,value", [
+    ("key", "k" * 300_000),                      # an unknown key
+    ("type", "\\" * 300),                        # a shape type whose escapes double it
+    ("file", "f" * 5000 + ".stl"),               # a hull file that does not exist
+])
+def test_a_long_key_type_or_file_is_one_short_line(tmp_path, field, value):
+    shape = {"key": f'{{ type = "sphere", radius = 0.1, "{value}" = 1 }}',
+             "type": f'{{ type = "{value}" }}'.replace("\\", "\\\\"),
+             "file": f'{{ type = "hull", file = "{value}" }}'}[field]
+    path = tmp_path / "s.toml"
+    path.write_text(f'bodies = [{{ name = "b", mass = 1.0, shape = {shape} }}]\n')
+    one_line_error(path)
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ("9" * 5000, "more digits than can be read"),
+    ("[" * 900 + "]" * 900, "nests too deeply"),
+    ("x" * 300_000, "unknown key"),
+])
+def test_a_hostile_override_is_one_short_line(tmp_path, value, fragment):
+    """--set values are read as TOML: a 5000-digit integer raised a ValueError traceback."""
+    path = tmp_path / "s.toml"
+    path.write_text(SPHERE.format(r="0.1") + "\n")
+    key = "world.k" + value if fragment == "unknown key" else "world.dt"
+    assert fragment in one_line_error(path, [f"{key}={value}"])
+
+
+def test_a_load_that_breaks_the_step_is_a_simulation_error(tmp_path):
+    """A 1e308 N load on an ellipsoid resting on another made the contact stages divide by
+    zero: a ZeroDivisionError from the kernel instead of the blow-up's error."""
+    from sharnir.physics import SimulationError
+
+    egg = ('{{ name = "{n}", shape = {{ type = "ellipsoid", semi_axes = [0.1, 0.05, 0.03] }}, '
+           'density = 1000.0, pos = [0.0, 0.0, {z}] }}')
+    path = tmp_path / "eggs.toml"
+    path.write_text("world = { dt = 0.01 }\n"
+                    'bodies = [{ name = "ground", kind = "static", shape = { type = "plane" } }, '
+                    f'{egg.format(n="egg", z=0.2)}, {egg.format(n="egg2", z=0.05)}]\n'
+                    'loads = [{ body = "egg", force = [1e308, 3.3e307, -1e308] }]\n')
+    world = load_scene(path)
+    with pytest.raises(SimulationError) as info:
+        world.run(10)
+    assert "'egg'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_urdf_joint_to_a_missing_link_lists_a_few_links(tmp_path):
+    from pathlib import Path
+
+    source = Path(__file__).parent / "fixtures" / "urdf" / "r2d2" / "r2d2.urdf"
+    for mesh in source.parent.glob("*.stl"):
+        (tmp_path / mesh.name).write_bytes(mesh.read_bytes())
+    path = tmp_path / "r2d2.urdf"
+    path.write_text(source.read_text().replace('<child link="right_base"/>',
+                                               '<child link="no_such_link"/>', 1))
+    message = one_line_error(path, build=False)
+    assert 'no link named "no_such_link"' in message and "in all)" in message
+
+
+def test_mujoco_s_message_is_one_short_line(tmp_path):
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h"/><geom size="0.1"/></body>'
+                    f'</worldbody><actuator><motor joint="{"x" * 5000}"/></actuator></mujoco>')
+    assert "MuJoCo cannot compile it" in one_line_error(path, build=False)
+
+
+def test_the_world_names_a_long_unknown_body_short():
+    from sharnir.physics import World
+    from sharnir.physics.shape import Sphere
+
+    world = World()
+    for i in range(500):
+        world.add_body(f"ball{i}", Sphere(0.1), mass=1.0, pos=(3.0 * i, 0.0, 0.0))
+    with pytest.raises(ValueError) as info:
+        world.set_body_force("y" * 100_000, (1.0, 0.0, 0.0))
+    # the 500 balls and the fixed world body
+    assert len(str(info.value)) < 300 and "(501 in all)" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["a\\u0000b.stl", "x" * 5000 + ".stl"])
+@pytest.mark.parametrize("how", ["hull", "include", "urdf mesh"])
+def test_a_file_name_the_system_refuses_is_one_short_line(tmp_path, name, how):
+    """A NUL in a file name raised ValueError, a name too long OSError, from os.stat and
+    pathlib."""
+    path = tmp_path / "s.toml"
+    if how == "hull":
+        path.write_text(f'bodies = [{{ name = "rock", mass = 1.0, shape = {{ type = "hull", '
+                        f'file = "{name}" }} }}]\n')
+    elif how == "include":
+        path.write_text(f'include = [{{ file = "{name}" }}]\n')
+    else:
+        path = tmp_path / "r.urdf"
+        path.write_text('<robot name="r"><link name="a"><collision><geometry><mesh filename="'
+                        + name.replace("\\u0000", "&#0;") + '"/></geometry></collision></link>'
+                        "</robot>\n")
+    if "&#0;" in path.read_text():
+        pytest.skip("XML cannot carry a NUL")
+    if how == "include":   # (an included file's error names that file first, not the scene)
+        with pytest.raises(SceneError) as info:
+            load_scene(path)
+        assert "\n" not in str(info.value) and len(str(info.value)) <= 300 + len(str(path))
+        return
+    one_line_error(path)
+
+
+def test_an_mjcf_naming_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """MuJoCo's compiler opened a FIFO named as a mesh and waited forever."""
+    pytest.importorskip("mujoco")
+    os.mkfifo(tmp_path / "pipe.stl")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><asset><mesh name="m" file="pipe.stl"/></asset><worldbody>'
+                    '<body><joint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    result = {}
+
+    def load():
+        try:
+            read_scene(path)
+        except SceneError as exc:
+            result["message"] = str(exc)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(30.0)
+    if reader.is_alive():   # unblock MuJoCo before failing
+        with open(tmp_path / "pipe.stl", "w"):
+            pass
+        pytest.fail("reading an MJCF that names a FIFO blocked")
+    assert "not a regular file" in result["message"] and "pipe.stl" in result["message"]
+
+
+def test_a_urdf_attribute_of_600000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"><inertial><mass value="1"/><origin rpy="'
+                    + " ".join(["1"] * 300_000) + '"/></inertial></link></robot>\n')
+    assert "must be 3 numbers" in one_line_error(path, build=False)
+
+
+def test_an_mjcf_gear_whose_square_underflows_is_not_divided_by(tmp_path):
+    """A motor's resistance is damping / gear^2: a gear of 5e-324 raised ZeroDivisionError."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h" damping="1"/><geom size="0.1"/>'
+                    '</body></worldbody><actuator><motor joint="h" gear="5e-324"/></actuator>'
+                    "</mujoco>")
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_scene(path)
+    assert any("positive gear" in str(w.message) for w in caught)
+
+
+def test_a_urdf_link_merged_from_1e300_m_away_is_one_short_line(tmp_path):
+    """A fixed joint 1e300 m long merges its child's mass into the parent: the inertia
+    about the joint centre of mass overflowed and numpy's eigh raised LinAlgError."""
+    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
+                'ixz="0" iyz="0"/></inertial>')
+    path = tmp_path / "r.urdf"
+    path.write_text(f'<robot name="r"><link name="a">{inertial}</link><link name="b">'
+                    f'{inertial}</link><joint name="j" type="fixed"><parent link="a"/>'
+                    '<child link="b"/><origin xyz="0 0 1e300"/></joint></robot>\n')
+    assert "overflow" in one_line_error(path, build=False)
+
+
+@pytest.mark.parametrize("name", ["/dev/null", "."])
+def test_a_hull_file_that_is_a_device_or_folder_is_not_called_missing(tmp_path, name):
+    path = tmp_path / "s.toml"
+    path.write_text(f'bodies = [{{ name = "rock", mass = 1.0, shape = {{ type = "hull", '
+                    f'file = "{name}" }} }}]\n')
+    message = one_line_error(path)
+    assert "not a regular file" in message or "outside the allowed folders" in message
+
+
+def test_a_recording_is_never_silently_non_finite():
+    """A chain link spun at 1e154 rad/s about each axis stays finite itself, but its joints'
+    recorded velocity overflowed: `sharnir run` wrote NaN to the outputs and exited 0."""
+    import numpy as np
+
+    from sharnir.physics import SimulationError
+
+    world = load_scene("chain", ["bodies.link8.angvel=[1e154, 1e154, 1e154]"])
+    try:
+        rec = world.run(60)
+    except SimulationError as exc:   # (main's speed bound may stop it first, naming a body)
+        assert "\n" not in str(exc)
+    else:
+        assert np.isfinite(rec.joint).all() and np.isfinite(rec.contact).all()
+
+
+@pytest.mark.parametrize("name", [b"g\xed\xa0\x80", b"g&#xD800;"])
+def test_an_mjcf_name_that_is_not_utf8_is_no_traceback(tmp_path, name):
+    """MuJoCo compiles a name of bytes that are not UTF-8 (raw, or from a character
+    reference to a surrogate); reading it back raised UnicodeDecodeError."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_bytes(b'<mujoco><worldbody><body><joint name="h"/><geom name="' + name +
+                     b'" size="0.1"/><geom size="0.05" pos="0.2 0 0"/></body></worldbody>'
+                     b"</mujoco>")
+    try:
+        read_scene(path)
+    except SceneError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)
+
+
+def test_an_mjcf_geom_of_infinite_size_is_named(tmp_path):
+    """MuJoCo compiles the humanoid's torso capsule of radius inf; the body's NaN inertia
+    then made numpy's eigh fail."""
+    pytest.importorskip("mujoco")
+    from pathlib import Path
+
+    source = Path(__file__).parent / "fixtures" / "mjcf" / "humanoid.xml"
+    torso = '<geom name="torso" fromto="0 -.07 0 0 .07 0"'
+    text = source.read_text()
+    at = text.index(torso) + len(torso)
+    path = tmp_path / "humanoid.xml"
+    path.write_text(text[:at] + ' size="inf"/>' + text[text.index("/>", at) + 2:])
+    assert 'geom "torso"' in one_line_error(path, build=False)
+
+
+def test_a_urdf_inertia_of_1e308_is_no_traceback(tmp_path):
+    """An inertia of 1e308 turned by its origin's rpy: symmetrising the tensor as
+    0.5 (T + T^T) overflowed to inf (a ValueError traceback from principal_axes)."""
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"><inertial><origin rpy="0.3 0.2 0.1"/>'
+                    '<mass value="1"/><inertia ixx="1" iyy="1e308" izz="1" ixy="0" ixz="0" '
+                    'iyz="0"/></inertial></link></robot>\n')
+    try:
+        read_scene(path)
+    except SceneError:
+        one_line_error(path, build=False)
+
+
+def test_an_mjcf_gear_of_1e300_is_one_short_line(tmp_path):
+    """damping / gear^2 underflowed to a resistance of 0: ZeroDivisionError in mjcf.motor."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body><joint name="h" damping="1"/><geom size="0.1"/>'
+                    '</body></worldbody><actuator><motor joint="h" gear="1e300" '
+                    'ctrllimited="true" ctrlrange="-1 1"/></actuator></mujoco>')
+    assert 'joint "h"' in one_line_error(path, build=False)
+
+
+def test_a_urdf_joint_type_of_300000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="'
+                    + "x" * 300_000 + '"><parent link="a"/><child link="b"/></joint></robot>\n')
+    assert "type must be one of" in one_line_error(path, build=False)
+
+
+def test_a_urdf_child_link_of_600000_characters_is_quoted_short(tmp_path):
+    path = tmp_path / "r.urdf"
+    path.write_text('<robot name="r"><link name="a"/><link name="b"/><joint name="j" '
+                    'type="fixed"><parent link="a"/><child link="' + "1 " * 300_000
+                    + '"/></joint></robot>\n')
+    assert "no link named so in the file" in one_line_error(path, build=False)
