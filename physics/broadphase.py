@@ -139,7 +139,7 @@ def _is_excluded(excluded, key):
 
 
 @njit(**_JIT_SMALL)
-def _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
+def may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
     ba = geom_body[a]
     bb = geom_body[b]
     if ba == bb:
@@ -284,7 +284,7 @@ def _all_pairs(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
                     continue
             elif not _boxes_overlap(geom_aabb, a, b):
                 continue
-            if _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
+            if may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
                 count = _emit(out_pairs, count, a, b)
     return count
 
@@ -380,7 +380,7 @@ def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
             for b in range(a + 1, ngeom):
                 if (geom_kind[b] != PLANE and body_dynamic[geom_body[b]]
                         and _plane_reaches(geom_plane, a, geom_aabb, b)
-                        and _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask,
+                        and may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask,
                                          excluded)):
                     count = _emit(out_pairs, count, a, b)
             continue
@@ -392,7 +392,7 @@ def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
                         continue
                 elif not _boxes_overlap(geom_aabb, a, b):
                     continue
-                if _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask,
+                if may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask,
                                 excluded):
                     count = _emit(out_pairs, count, a, b)
             continue
@@ -448,6 +448,6 @@ def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
         _sort_head(cand, nc)
         for q in range(nc):                    # filters kept out of the scan loop
             b = cand[q]
-            if _may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
+            if may_collide(a, b, geom_body, body_dynamic, geom_group, geom_mask, excluded):
                 count = _emit(out_pairs, count, a, b)
     return count

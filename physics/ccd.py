@@ -32,6 +32,8 @@ inner point then lies outside the shape, so the next detection's shortest way ou
 through the face it came in by.  Sphere-like overlap of up to the shape's size is left to
 the position pass.
 
+Only pairs the broad phase would pair are guarded (collision groups and masks, bodies joined
+by a joint): a static box that touches nothing stops nothing.
 Cost: each dynamic geom against each static plane or box, a box test first: O(dynamic geoms
 x static planes and boxes) per step, no narrow phase.
 """
@@ -39,6 +41,7 @@ import math
 
 from numba import njit
 
+from .broadphase import may_collide
 from .math3 import quat_rotate
 from .model import STATIC
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
@@ -156,6 +159,7 @@ def guard_static(model, state, contacts):
             path[g, 1, q] = x[b, q] + off[q]
     stops = 0
     box, plane, size = contacts.geom_aabb, contacts.geom_plane, model.geom_size
+    groups, masks, excluded = model.geom_group, model.geom_mask, model.pair_excluded
     for s in range(ngeom):
         ks = kinds[s]
         if (ks != PLANE and ks != BOX) or model.body_kind[gbody[s]] != STATIC:
@@ -163,6 +167,8 @@ def guard_static(model, state, contacts):
         for g in range(ngeom):
             if not (dynamic[gbody[g]] and _convex(kinds[g])):
                 continue
+            if not may_collide(g, s, gbody, dynamic, groups, masks, excluded):
+                continue   # the pairs the broad phase never pairs (group, mask, joined)
             if ks == PLANE:
                 s0 = (plane[s, 0] * path[g, 0, 0] + plane[s, 1] * path[g, 0, 1]
                       + plane[s, 2] * path[g, 0, 2] - plane[s, 3])

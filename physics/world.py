@@ -1386,7 +1386,7 @@ class World:
 
 def _may_touch(model):
     """Whether any two geoms may ever touch: of different bodies, one of them dynamic, their
-    collision bits matching and the pair not joined (broadphase._may_collide's filters)."""
+    collision bits matching and the pair not joined (broadphase.may_collide's filters)."""
     ng = model.geom_kind.shape[0]
     if ng < 2:
         return False

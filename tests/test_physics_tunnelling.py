@@ -80,3 +80,18 @@ def test_a_spinning_ellipsoid_dropped_at_the_largest_dt_stays_above_a_plane():
     world.set_body_velocity("egg", vel=(1.0, 0.0, -50.0), angvel=(0.0, 60.0, 5.0))
     rec = world.run(50, record_bodies=True)
     assert rec.body_pos[:, 2, 2].min() > 0.0
+
+
+@pytest.mark.parametrize("mask", [0, 2])
+def test_a_static_box_that_touches_nothing_stops_nothing(mask):
+    """A static plate whose collision bits do not match the ball's (mask 0, or group 2
+    against the ball's mask 1) is not in its way: the ball falls through as in free fall,
+    z(t) = z0 - g t^2 / 2 in the step's semi-implicit Euler, z_n = z0 - g h^2 n (n + 1) / 2."""
+    h, z0, g = 0.01, 1.0, 9.81
+    world = World(dt=h, iterations=20)
+    world.add_body("plate", Box((1.0, 1.0, 0.005)), kind="static", group=2 if mask else 1,
+                   mask=mask)
+    world.add_body("ball", Sphere(0.05), density=1000.0, pos=(0.0, 0.0, z0), mask=1)
+    rec = world.run(100, record_bodies=True)
+    n = np.arange(1, 101)
+    assert np.allclose(rec.body_pos[:, 2, 2], z0 - g * h * h * n * (n + 1) / 2, atol=1e-9)
