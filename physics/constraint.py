@@ -78,6 +78,23 @@ def impulse_map(J, W, j, s, n, ima, iiw, a, b):
 
 
 @njit(**_JIT)
+def row_map(row, w, ima, iiw, a, b):
+    """w = M^-1 row^T of one 12-column row between bodies a and b (a motor's, a damper's);
+    returns row . w = 1 / k, the inverse of the row's effective mass."""
+    wa = mat_vec(iiw[a], (row[3], row[4], row[5]))
+    wb = mat_vec(iiw[b], (row[9], row[10], row[11]))
+    for q in range(3):
+        w[q] = ima[a] * row[q]
+        w[3 + q] = wa[q]
+        w[6 + q] = ima[b] * row[6 + q]
+        w[9 + q] = wb[q]
+    jw = 0.0
+    for q in range(12):
+        jw += row[q] * w[q]
+    return jw
+
+
+@njit(**_JIT)
 def effective_mass_inverse(J, W, kinv, k3, j, s, n, kind):
     """kinv = (J W)^-1 for block s of joint j, skipping the columns the block's structure makes
     zero. Returns False if the block cannot move."""

@@ -21,9 +21,8 @@ reaction wrench (solver.report_reactions).
 """
 from numba import njit
 
-from .constraint import SLOT_FRICTION
+from .constraint import SLOT_FRICTION, row_map
 from .joint import BLOCK_ROWS
-from .math3 import mat_vec
 
 _JIT = dict(nogil=True, cache=True)
 
@@ -46,17 +45,7 @@ def prepare_dampers(model, state, work, settings):
         count += 1
         a, b = model.joint_body[j, 0], model.joint_body[j, 1]
         for r in range(n):
-            row, w = J[j, SLOT_FRICTION, r], work.damper_w[j, r]
-            wa = mat_vec(iiw[a], (row[3], row[4], row[5]))
-            wb = mat_vec(iiw[b], (row[9], row[10], row[11]))
-            for q in range(3):
-                w[q] = ima[a] * row[q]
-                w[3 + q] = wa[q]
-                w[6 + q] = ima[b] * row[6 + q]
-                w[9 + q] = wb[q]
-            jw = 0.0
-            for q in range(12):
-                jw += row[q] * w[q]
+            jw = row_map(J[j, SLOT_FRICTION, r], work.damper_w[j, r], ima, iiw, a, b)
             work.damper_k[j, r] = 1.0 / jw if jw > 0.0 else 0.0
         for r in range(n, 3):
             state.joint_damper_impulse[j, r] = 0.0

@@ -41,7 +41,7 @@ import math
 
 from numba import njit
 
-from .math3 import mat_vec
+from .constraint import row_map
 
 _JIT = dict(nogil=True, cache=True)
 # motor_param columns
@@ -66,16 +66,7 @@ def prepare_motors(model, state, work, settings):
         row, w = work.motor_row[m], work.motor_w[m]
         for q in range(12):
             row[q] = J[j, 4, 0, q]   # (constraint.SLOT_FRICTION, row 0)
-        wa = mat_vec(iiw[a], (row[3], row[4], row[5]))
-        wb = mat_vec(iiw[b], (row[9], row[10], row[11]))
-        for q in range(3):
-            w[q] = ima[a] * row[q]
-            w[3 + q] = wa[q]
-            w[6 + q] = ima[b] * row[6 + q]
-            w[9 + q] = wb[q]
-        jw = 0.0
-        for q in range(12):
-            jw += row[q] * w[q]
+        jw = row_map(row, w, ima, iiw, a, b)
         rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
                 + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
                 + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]

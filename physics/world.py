@@ -490,7 +490,7 @@ class World:
         try:
             damping = SETTINGS["damping"].check(damping)
         except ValueError as exc:
-            raise ValueError(f"joint {name!r}: damping: {exc}") from None
+            raise ValueError(f"joint {name!r}: {exc}") from None
         if damping > 0 and not HAS_FRICTION[jt]:
             raise ValueError(f"joint {name!r}: a {type} joint has no free motion to damp")
         if limits is not None:
@@ -1044,29 +1044,25 @@ class World:
     # ---- live edits ---------------------------------------------------------------------------
     def set_friction(self, joint, value):
         """Set a joint's Coulomb friction limit (N m or N), effective at the next step."""
-        j = self._joint_index(joint)
-        try:
-            v = SETTINGS["friction"].check(value)
-        except ValueError as exc:
-            raise ValueError(f"joint {self._joints[j].name!r}: {exc}") from None
-        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
-            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no friction")
-        self._joints[j].friction = v
-        if self._model is not None:
-            self._model.joint_friction[j] = v
+        self._set_joint_number(joint, "friction", value, "joint_friction")
 
     def set_damping(self, joint, value):
         """Set a joint's viscous damping (N m s/rad or N s/m), effective at the next step."""
+        self._set_joint_number(joint, "damping", value, "joint_damping")
+
+    def _set_joint_number(self, joint, name, value, field):
+        """A joint's setting `name` (physics.settings' range) into its spec and model.field."""
         j = self._joint_index(joint)
+        where = f"joint {self._joints[j].name!r}"
         try:
-            v = SETTINGS["damping"].check(value)
+            v = SETTINGS[name].check(value)
         except ValueError as exc:
-            raise ValueError(f"joint {self._joints[j].name!r}: damping: {exc}") from None
+            raise ValueError(f"{where}: {exc}") from None
         if v > 0 and not HAS_FRICTION[self._joints[j].type]:
-            raise ValueError(f"joint {self._joints[j].name!r}: a fixed joint has no damping")
-        self._joints[j].damping = v
+            raise ValueError(f"{where}: a fixed joint has no {name}")
+        setattr(self._joints[j], name, v)
         if self._model is not None:
-            self._model.joint_damping[j] = v
+            getattr(self._model, field)[j] = v
 
     def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
         """A force at the centre of mass and a torque (world frame) that act until changed."""
