@@ -28,6 +28,16 @@ _JIT = dict(nogil=True, cache=True)
 
 
 @njit(**_JIT)
+def any_positive(values):
+    """Whether any joint is damped (joint_damping, (njoint,)): the step skips the damper
+    stages when none is."""
+    for v in values:
+        if v > 0.0:
+            return True
+    return False
+
+
+@njit(**_JIT)
 def prepare_dampers(model, state, work, settings):
     """The list of damped joints, each row's impulse map W = M^-1 J^T (its joint's friction
     rows, built by prepare_joints at this step's poses) and effective mass."""

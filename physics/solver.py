@@ -77,7 +77,7 @@ from .contact_solver import (
     warm_start_contacts,
 )
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
-from .damper import prepare_dampers, solve_dampers, warm_start_dampers
+from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -697,7 +697,8 @@ def warm_start(model, state, work, settings):
         for q in range(3):
             work.block_impulse[k, q] = p[blocks[k, 0], blocks[k, 1], q]
     warm_start_motors(model, work, state.body_vel, state.body_angvel, settings.warm_start)
-    warm_start_dampers(model, state, work, settings.warm_start)
+    if work.damper_count[0] > 0:
+        warm_start_dampers(model, state, work, settings.warm_start)
     if model.coupling_joint.shape[0] > 0:
         warm_start_couplings(work, state.body_vel, state.body_angvel, settings.warm_start)
 
@@ -1123,7 +1124,11 @@ def step(model, state, work, contacts, settings):
     follow_geometry(model, state, work, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
-    prepare_dampers(model, state, work, settings)
+    if any_positive(model.joint_damping):   # (a stage call costs a reference count per
+        prepare_dampers(model, state, work, settings)   # array in the tuples: skip it idle)
+    else:
+        work.damper_count[0] = 0
+        state.joint_damper_impulse[:] = 0.0
     if model.coupling_joint.shape[0] > 0:
         prepare_couplings(model, state, work, settings)
     if contacts is not None:
