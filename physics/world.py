@@ -481,18 +481,15 @@ class World:
         n = _vec("axis", axis)
         if np.linalg.norm(n) < 1e-12:
             raise ValueError(f"joint {name!r}: axis must not be zero")
-        try:
-            friction = SETTINGS["friction"].check(friction)
-        except ValueError as exc:
-            raise ValueError(f"joint {name!r}: {exc}") from None
-        if friction > 0 and not HAS_FRICTION[jt]:
-            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to brake")
-        try:
-            damping = SETTINGS["damping"].check(damping)
-        except ValueError as exc:
-            raise ValueError(f"joint {name!r}: {exc}") from None
-        if damping > 0 and not HAS_FRICTION[jt]:
-            raise ValueError(f"joint {name!r}: a {type} joint has no free motion to damp")
+        checked = {}
+        for key, value, verb in (("friction", friction, "brake"), ("damping", damping, "damp")):
+            try:
+                checked[key] = SETTINGS[key].check(value)
+            except ValueError as exc:
+                raise ValueError(f"joint {name!r}: {exc}") from None
+            if checked[key] > 0 and not HAS_FRICTION[jt]:
+                raise ValueError(f"joint {name!r}: a {type} joint has no free motion to {verb}")
+        friction, damping = checked["friction"], checked["damping"]
         if limits is not None:
             if not HAS_LIMITS[jt]:
                 raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
