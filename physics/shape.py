@@ -401,6 +401,12 @@ class Hull:
         self.face_normals = np.asarray(mesh.face_normals, dtype=float).copy()
         self.face_offsets = np.einsum("ij,ij->i", self.face_normals,
                                       self.vertices[self.faces[:, 0]])
+        self._take_mass_properties(props, extent)
+
+    def _take_mass_properties(self, props, extent):
+        """Volume, centre and inertia per unit mass from trimesh's mass properties of the
+        solid (`extent`: its size, to zero round-off in the centre)."""
+        self._volume = float(props.volume)
         com = np.asarray(props.center_mass, dtype=float).copy()
         com[np.abs(com) <= 1e-12 * extent] = 0.0
         # trimesh's inertia is for density 1 (mass = volume), about the centre of mass
@@ -496,14 +502,8 @@ class Mesh(Hull):
         self.mesh_faces = np.asarray(mesh.faces, dtype=np.int64).copy()
         self.closed = bool(mesh.is_volume)
         if self.closed:
-            props = mesh.mass_properties
-            extent = float(np.max(pts.max(axis=0) - pts.min(axis=0)))
-            self._volume = float(props.volume)
-            com = np.asarray(props.center_mass, dtype=float).copy()
-            com[np.abs(com) <= 1e-12 * extent] = 0.0
-            self.unit_inertia_tensor = np.asarray(props.inertia, dtype=float) / props.mass
-            self.frame_rot, self._moments = principal_axes(self.unit_inertia_tensor)
-            self.frame_pos = com
+            self._take_mass_properties(mesh.mass_properties,
+                                       float(np.max(pts.max(axis=0) - pts.min(axis=0))))
 
     @classmethod
     def from_file(cls, path, scale=1.0):
