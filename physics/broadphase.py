@@ -73,10 +73,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .jit import INLINE, KERNEL
+
 PLANE = 5  # shape.PLANE; repeated so this module imports numba and numpy only
 
-_JIT = {"nogil": True, "cache": True}
-_JIT_SMALL = {"nogil": True, "cache": True, "inline": "always"}
+_JIT = KERNEL
+_JIT_SMALL = INLINE
 
 # geoms larger than BIG_FACTOR times the median box size are kept out of the grid
 BIG_FACTOR = 3.0

@@ -42,11 +42,12 @@ import math
 from numba import njit
 
 from .broadphase import may_collide
+from .jit import KERNEL
 from .math3 import quat_rotate
 from .model import STATIC
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 GUARD_GAP = 1e-6   # m: how far outside the face a stopped inner point is put
 

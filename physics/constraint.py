@@ -35,6 +35,7 @@ import math
 
 from numba import njit
 
+from .jit import INLINE, KERNEL
 from .math3 import inverse3, mat_vec, quat_normalized, quat_rotate
 
 MAX_BLOCKS = 5
@@ -44,7 +45,7 @@ KIND_POINT, KIND_ANGULAR, KIND_GENERAL = 0, 1, 2
 # a block's correction per position iteration is capped so that a bad start cannot explode
 MAX_CORRECTION = 0.2
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+_JIT = INLINE
 
 # Arrays below are the whole per-joint arrays, indexed [j, s, row, k] (no views in hot loops):
 #   J, W (njoint, MAX_BLOCKS, 3, 12), kinv (njoint, MAX_BLOCKS, 3, 3),
@@ -180,7 +181,7 @@ def solve_general_block(J, W, kinv, bias, impulse, j, s, n, radius, vel, angvel,
     return dp[0] * dp[0] + dp[1] * dp[1] + dp[2] * dp[2], clamped
 
 
-@njit(nogil=True, cache=True)
+@njit(**KERNEL)
 def solve_position_block(J, W, kinv, C, k3, j, s, n, ima, iiw, a, b, pos, quat, angvel,
                          angmom):
     """One nonlinear Gauss-Seidel correction of block s of joint j at the current poses,

@@ -61,12 +61,13 @@ from numba import njit
 from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
+from .jit import KERNEL
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
 from .shape import BOX, ELLIPSOID, HULL, PLANE, SPHERE
 from .support import aabb, bounding_radius, extent
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 CONTACT_MARGIN = 0.005     # m: points this far apart are already contacts (speculative)
 MANIFOLD_REUSE = 2e-4      # m: default of Settings.manifold_reuse (the pair keeps its manifold)

@@ -105,9 +105,10 @@ from .contact import (
     WRENCH_FORCE,
     WRENCH_TORQUE,
 )
+from .jit import KERNEL
 from .math3 import cross, mat_vec, quat_rotate, quat_rotated
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 LINEAR_SLOP = 0.0005       # m: overlap left in place (resting contacts keep touching)
 POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
@@ -659,8 +660,8 @@ def contact_wrenches(model, state, contacts, h):
               contacts.tangent[first, 1, 2])
         p = contacts.impulse[first]
         k = 1.0 / (end - first)
-        ca = [0.0, 0.0, 0.0]   # the centroid's arms from A's and B's centres
-        cb = [0.0, 0.0, 0.0]
+        ca = (0.0, 0.0, 0.0)   # the centroid's arms from A's and B's centres
+        cb = (0.0, 0.0, 0.0)
         for c in range(first, end):
             pn = contacts.impulse[c, P_N] * inv_h
             f = (pn * n[0], pn * n[1], pn * n[2])
@@ -668,14 +669,13 @@ def contact_wrenches(model, state, contacts, h):
             rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
             _add_wrench(out, b, f, rb, 1.0)
             _add_wrench(out, a, f, ra, -1.0)
-            for q in range(3):
-                ca[q] += k * ra[q]
-                cb[q] += k * rb[q]
+            ca = (ca[0] + k * ra[0], ca[1] + k * ra[1], ca[2] + k * ra[2])
+            cb = (cb[0] + k * rb[0], cb[1] + k * rb[1], cb[2] + k * rb[2])
         f = ((p[P_T1] * t1[0] + p[P_T2] * t2[0]) * inv_h,
              (p[P_T1] * t1[1] + p[P_T2] * t2[1]) * inv_h,
              (p[P_T1] * t1[2] + p[P_T2] * t2[2]) * inv_h)
-        _add_wrench(out, b, f, (cb[0], cb[1], cb[2]), 1.0)
-        _add_wrench(out, a, f, (ca[0], ca[1], ca[2]), -1.0)
+        _add_wrench(out, b, f, cb, 1.0)
+        _add_wrench(out, a, f, ca, -1.0)
         for q in range(3):
             tau = (p[P_R1] * t1[q] + p[P_R2] * t2[q] + p[P_S] * n[q]) * inv_h
             out[b, WRENCH_TORQUE + q] += tau

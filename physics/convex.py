@@ -51,11 +51,12 @@ import math
 import numpy as np
 from numba import njit
 
+from .jit import ALLOCATING, KERNEL
 from .math3 import cross, dot
 from .shape import ELLIPSOID, PLANE, SPHERE
 from .support import core_radius, core_support, support
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 NEWTON_MAX_ITER = 30
 NEWTON_TOL = 1e-4        # rad: the last step; the error left is ~ its square
@@ -509,7 +510,7 @@ def _norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit(**_JIT)
+@njit(**ALLOCATING)
 def _epa(kind_a, size_a, pos_a, rot_a, start_a, count_a,
          kind_b, size_b, pos_b, rot_b, start_b, count_b, hull_vert, vert, out):
     """EPA from the tetrahedron in vert[0:4]; writes out and returns depth."""
@@ -615,7 +616,7 @@ def _epa(kind_a, size_a, pos_a, rot_a, start_a, count_a,
 
 # ---------------------------------------------------------------- general pairs
 
-@njit(**_JIT)
+@njit(**ALLOCATING)
 def _general_contact(kind_a, size_a, pos_a, rot_a, start_a, count_a,
                      kind_b, size_b, pos_b, rot_b, start_b, count_b, hull_vert, guess, out):
     d = (pos_b[0] - pos_a[0], pos_b[1] - pos_a[1], pos_b[2] - pos_a[2])

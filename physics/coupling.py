@@ -21,9 +21,10 @@ include its coupling's impulse.
 from numba import njit
 
 from .constraint import SLOT_FRICTION
+from .jit import KERNEL
 from .math3 import mat_vec
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 # coupling_coef columns: k (effective mass), the rate the row aims at (-C / h), C
 K_EFF, TARGET, ERROR, COUPLING_COEFS = range(4)
 

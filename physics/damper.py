@@ -22,9 +22,10 @@ reaction wrench (solver.report_reactions).
 from numba import njit
 
 from .constraint import SLOT_FRICTION, row_map
+from .jit import KERNEL
 from .joint import BLOCK_ROWS
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 
 @njit(**_JIT)

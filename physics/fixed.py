@@ -8,9 +8,10 @@ No limits, no friction; its coordinate is reported as 0.
 from numba import njit
 
 from .constraint import SLOT_EQ0, SLOT_EQ1
+from .jit import KERNEL
 from .lock import orientation_lock, point_lock
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 
 @njit(**_JIT)

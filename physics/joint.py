@@ -10,6 +10,7 @@ from numba import njit
 
 from .constraint import KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS
 from .fixed import fixed_rows
+from .jit import KERNEL
 from .math3 import quat_mul, quat_rotate
 from .prismatic import prismatic_rows, prismatic_state
 from .revolute import revolute_rows, revolute_state
@@ -48,7 +49,7 @@ HAS_FRICTION = BLOCK_ROWS[:, 4] > 0
 HAS_LIMITS = BLOCK_ROWS[:, 2] > 0
 
 
-@njit(nogil=True, cache=True)
+@njit(**KERNEL)
 def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_coord):
     """Build the rows of joint j at the poses (pos, quat) into J[j], C[j];
     local_anchor (njoint, 2, 3), local_frame (njoint, 2, 4)."""
@@ -71,7 +72,7 @@ def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_
     return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
 
 
-@njit(nogil=True, cache=True)
+@njit(**KERNEL)
 def joint_state(j, jtype, pos, quat, vel, angvel, a, b, local_anchor, local_frame, prev_coord):
     """(coordinate, velocity) of joint j: angle (rad, unwrapped) and rad/s, or position (m) and
     m/s; spherical: relative rotation angle and |wB - wA|; fixed: (0, 0)."""

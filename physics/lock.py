@@ -17,9 +17,10 @@ Orientation lock (3 rows, fixed / prismatic):
 from numba import njit
 
 from .constraint import set_row
+from .jit import KERNEL
 from .math3 import add, cross, neg, quat_conj_mul, quat_rotate, rotation_vector, sub
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 _ZERO = (0.0, 0.0, 0.0)
 _AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 

@@ -67,19 +67,21 @@ by the features, so the chosen points do not flicker under rounding noise.
 Feature ids: a clipped point is an incident vertex j (local id j), or the crossing of the
 incident polygon's edge label L (edge j of the incident polygon: L = j; a reference side c
 already clipped along: L = 32 + c) with reference side c (local id 128 + 32 L + c).
-Scratch buffers live on the calling kernel's stack (_stack_f64), so no call allocates.
+Scratch buffers live on the calling kernel's stack (_stack_array), so no call allocates.
 """
 import math
 
-from numba import carray, njit, types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
+from .jit import INLINE, KERNEL
 from .math3 import cross, dot
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
-_JIT = dict(nogil=True, cache=True)
-_JIS = dict(nogil=True, cache=True, inline="always")
+_JIT = KERNEL
+_JIS = INLINE
 
 MAX_POINTS = 4
 MAXP = 32           # vertices of a supporting polygon (larger hull faces keep their first 32)
@@ -90,21 +92,43 @@ _FACE_BIAS = 1e-5   # box-box: a face of B must beat a face of A by this much (m
 _EDGE_REL, _EDGE_ABS = 0.05, 1e-3
 _LOCAL = 4096       # feature = prefix * _LOCAL + local
 _CLIP_LAB = 32      # edge label of reference side c: _CLIP_LAB + c
-_N_BUF, _N_CAND, _N_FEAT, _N_POLY = 2 * 5 * _BUF, 5 * _BUF, 3 * MAXP, MAXP  # stack sizes
 _CLIP_EPS = 1e-9    # a vertex this close (m) outside a reference side counts as inside
 
 
 @intrinsic
-def _stack_f64(typingctx, n):
-    """Pointer to n (a literal) float64s on the stack of the calling kernel."""
-    if not isinstance(n, types.IntegerLiteral):
+def _stack_array(typingctx, d0, d1, d2):
+    """A C-ordered float64 array of shape (d0, d1, d2) on the stack of the calling kernel
+    (literal sizes; d2 = 0 gives (d0, d1), d1 = d2 = 0 gives (d0,)). It has no meminfo, so
+    no reference is counted and no kernel allocates (jit.KERNEL)."""
+    dims = []
+    for d in (d0, d1, d2):
+        if not isinstance(d, types.IntegerLiteral):
+            return None
+        dims.append(d.literal_value)
+    while dims and dims[-1] == 0:
+        dims.pop()
+    if not dims or min(dims) <= 0:
         return None
-    size = n.literal_value
+    aryty = types.Array(types.float64, len(dims), "C")
 
     def codegen(context, builder, sig, args):
-        return cgutils.alloca_once(builder, context.get_value_type(types.float64), size=size)
+        size = 1
+        for d in dims:
+            size *= d
+        data = cgutils.alloca_once(builder, context.get_value_type(types.float64), size=size)
+        itemsize = context.get_abi_sizeof(context.get_data_type(types.float64))
+        strides, step = [], itemsize
+        for d in reversed(dims):
+            strides.insert(0, step)
+            step *= d
+        ary = context.make_array(aryty)(context, builder)
+        populate_array(ary, data=data,
+                       shape=[context.get_constant(types.intp, d) for d in dims],
+                       strides=[context.get_constant(types.intp, t) for t in strides],
+                       itemsize=context.get_constant(types.intp, itemsize), meminfo=None)
+        return ary._getvalue()
 
-    return types.CPointer(types.float64)(n), codegen
+    return aryty(d0, d1, d2), codegen
 
 
 # ---------------------------------------------------------------- small vector helpers
@@ -340,7 +364,7 @@ def plane_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
               out_point, out_depth, out_normal, out_feature):
     o = _vec(pos_a)
     t1, t2, n = _col(rot_a, 0), _col(rot_a, 1), _col(rot_a, 2)
-    cand = carray(_stack_f64(40), (5, 8))
+    cand = _stack_array(5, 8, 0)
     rc = _sub(pos_b, o)
     cx, cy, ch = dot(rc, t1), dot(rc, t2), dot(rc, n)
     k = 0
@@ -374,7 +398,7 @@ def plane_cylinder(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
     low_cap = _madd(_vec(pos_b), ax, -hl if c > 0.0 else hl)
     high_cap = _madd(_vec(pos_b), ax, hl if c > 0.0 else -hl)
     u, lu = _unit(_madd(_scale(n, -1.0), ax, c))           # -(n - (n.a) a)
-    cand = carray(_stack_f64(25), (5, 5))
+    cand = _stack_array(5, 5, 0)
     if lu < 1e-3:                                           # standing on a cap
         u = _col(rot_b, 0)
         v = _col(rot_b, 1)
@@ -420,7 +444,7 @@ def plane_hull(size_a, pos_a, rot_a, pos_b, rot_b, start_b, count_b, hull_vert, 
     largest added area among the vertices below the margin."""
     o = _vec(pos_a)
     t1, t2, n = _col(rot_a, 0), _col(rot_a, 1), _col(rot_a, 2)
-    cand = carray(_stack_f64(20), (5, 4))
+    cand = _stack_array(5, 4, 0)
     hmin = 1e300
     for i in range(start_b, start_b + count_b):
         hmin = min(hmin, _hull_xyh(hull_vert, i, pos_b, rot_b, o, t1, t2, n)[2])
@@ -745,7 +769,7 @@ def box_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
     # edge axes L = a_i x b_j, in A's frame (L_i1, L_i2) = (-C_i2j, C_i1j), |L| from those:
     # s = (|t_i2 C_i1j - t_i1 C_i2j| - a_i1 |C_i2j| - a_i2 |C_i1j|
     #      - b_j1 |C_ij2| - b_j2 |C_ij1|) / |L|          (i1, i2 and j1, j2 the cyclic others)
-    cm = carray(_stack_f64(18), (2, 3, 3))     # C, |C|
+    cm = _stack_array(2, 3, 3)     # C, |C|
     for i in range(3):
         for j in range(3):
             cij = rot_a[0, i] * rot_b[0, j] + rot_a[1, i] * rot_b[1, j] + rot_a[2, i] * rot_b[2, j]
@@ -849,8 +873,8 @@ def box_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
     fc = _madd(_vec(pos_i), _col(rot_i, ki), si * size_i[ki])
     u1 = _scale(_col(rot_i, l1), size_i[l1])
     u2 = _scale(_col(rot_i, l2), size_i[l2])
-    buf = carray(_stack_f64(_N_BUF), (2, 5, _BUF))
-    rect = carray(_stack_f64(8), (2, 4))
+    buf = _stack_array(2, 5, _BUF)
+    rect = _stack_array(2, 4, 0)
     for j in range(4):
         g1 = (-1.0, 1.0, 1.0, -1.0)[j]
         g2 = (-1.0, -1.0, 1.0, 1.0)[j]
@@ -863,7 +887,7 @@ def box_box(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
         buf[0, 3, j] = j
         buf[0, 4, j] = j
     which, k = _clip(buf, 4, rect[0], rect[1], 4)
-    cand = carray(_stack_f64(40), (5, 8))
+    cand = _stack_array(5, 8, 0)
     for j in range(k):
         h = buf[which, 2, j]
         cand[0, j] = buf[which, 0, j]
@@ -972,7 +996,7 @@ def _support_feature(kind, size, pos, rot, start, count, hull_vert, dv, fv):
             cz += fv[2, j]
         cx, cy, cz = cx / m, cy / m, cz / m
         t1, t2 = _basis(_vec(dv))
-        ang = carray(_stack_f64(_N_POLY), (MAXP,))
+        ang = _stack_array(MAXP, 0, 0)
         for j in range(m):
             w = (fv[0, j] - cx, fv[1, j] - cy, fv[2, j] - cz)
             ang[j] = math.atan2(dot(w, t2), dot(w, t1))
@@ -1010,8 +1034,8 @@ def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
     n, ln = _unit(_vec(normal))
     if ln == 0.0:
         n = (0.0, 0.0, 1.0)
-    fa = carray(_stack_f64(_N_FEAT), (3, MAXP))
-    fb = carray(_stack_f64(_N_FEAT), (3, MAXP))
+    fa = _stack_array(3, MAXP, 0)
+    fb = _stack_array(3, MAXP, 0)
     ta, na, code_a = _support_feature(kind_a, size_a, pos_a, rot_a, start_a, count_a,
                                       hull_vert, n, fa)
     if ta == 0:
@@ -1026,8 +1050,8 @@ def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
          0.5 * (point_a[2] + point_b[2]))
     t1, t2 = _basis(n)
     # features in (x, y, h): rows 0..2 of xa / xb
-    xa = carray(_stack_f64(_N_FEAT), (3, MAXP))
-    xb = carray(_stack_f64(_N_FEAT), (3, MAXP))
+    xa = _stack_array(3, MAXP, 0)
+    xb = _stack_array(3, MAXP, 0)
     for j in range(na):
         w = (fa[0, j] - o[0], fa[1, j] - o[1], fa[2, j] - o[2])
         xa[0, j], xa[1, j], xa[2, j] = dot(w, t1), dot(w, t2), dot(w, n)
@@ -1048,7 +1072,7 @@ def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
         xr, nr, tr, xi, ni, ti = xb, nb, tb, xa, na, ta
     else:
         xr, nr, tr, xi, ni, ti = xa, na, ta, xb, nb, tb
-    cand = carray(_stack_f64(_N_CAND), (5, _BUF))
+    cand = _stack_array(5, _BUF, 0)
     k = 0
     if tr == 1:
         # two segments: the ends of their overlap if parallel in the plane, else one point
@@ -1083,8 +1107,8 @@ def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
             k += 1
     else:
         # reference polygon: CCW in (x, y), height plane from Newell's normal
-        rx = carray(_stack_f64(_N_POLY), (MAXP,))
-        ry = carray(_stack_f64(_N_POLY), (MAXP,))
+        rx = _stack_array(MAXP, 0, 0)
+        ry = _stack_array(MAXP, 0, 0)
         area = _poly_area2(xr[0], xr[1], nr)
         for j in range(nr):
             jj = j if area > 0.0 else nr - 1 - j
@@ -1095,7 +1119,7 @@ def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
                            out_point, out_depth, out_normal, out_feature)
         x0, y0, h0 = xr[0, 0], xr[1, 0], xr[2, 0]
         gx, gy = -m1 / m3, -m2 / m3
-        buf = carray(_stack_f64(_N_BUF), (2, 5, _BUF))
+        buf = _stack_array(2, 5, _BUF)
         if ti == 2:
             for j in range(ni):
                 buf[0, 0, j], buf[0, 1, j], buf[0, 2, j] = xi[0, j], xi[1, j], xi[2, j]

@@ -8,7 +8,9 @@ import math
 
 from numba import njit
 
-_JIT = dict(nogil=True, cache=True, inline="always")
+from .jit import INLINE
+
+_JIT = INLINE
 
 
 @njit(**_JIT)

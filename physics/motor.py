@@ -42,8 +42,9 @@ import math
 from numba import njit
 
 from .constraint import row_map
+from .jit import KERNEL
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 # motor_param columns
 (M_RESISTANCE, M_INDUCTANCE, M_KT, M_ROTOR_INERTIA, M_GEAR, M_EFFICIENCY, M_VOLTAGE_LIMIT,
  M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)

@@ -39,10 +39,11 @@ import math
 
 from numba import njit
 
+from .jit import KERNEL
 from .math3 import add, cross, dot, mat_vec, quat_mul, rotation_vector, scale, sub
 from .model import DYNAMIC
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 STIFFNESS = (2.0 * math.pi * 2.0) ** 2  # 1/s^2: a 2 Hz spring whatever the body's mass
 DAMPING_RATIO = 1.0                     # critical damping

@@ -14,10 +14,11 @@ sliding direction fixed in A, u1 = R(qfA) e_y, u2 = R(qfA) e_z.
 from numba import njit
 
 from .constraint import SLOT_EQ0, SLOT_EQ1, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, set_row
+from .jit import KERNEL
 from .lock import orientation_lock
 from .math3 import add, cross, dot, neg, quat_rotate, sub
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 
 @njit(**_JIT)

@@ -16,10 +16,11 @@ import math
 from numba import njit
 
 from .constraint import SLOT_EQ0, SLOT_EQ1, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, set_row
+from .jit import KERNEL
 from .lock import point_lock
 from .math3 import cross, dot, neg, quat_conj_mul, quat_rotate, wrap_angle
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 _ZERO = (0.0, 0.0, 0.0)
 
 

@@ -78,6 +78,7 @@ from .contact_solver import (
 )
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
+from .jit import KERNEL, copy_rows
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -130,7 +131,7 @@ from .motor import (
 from .perturb import add_drag
 from .tree import tree_pass
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 # Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
@@ -208,8 +209,8 @@ def apply_forces(model, state, work, settings):
     t = state.time[0]
     force = work.body_force_acc
     torque = work.body_torque_acc
-    force[:] = state.body_force
-    torque[:] = state.body_torque
+    copy_rows(force, state.body_force)
+    copy_rows(torque, state.body_torque)
     for k in range(model.load_body.shape[0]):
         if model.load_window[k, 0] <= t < model.load_window[k, 1]:
             i = model.load_body[k]
@@ -305,7 +306,7 @@ def follow_geometry(model, state, work, settings):
             after[model.body_island[i]] = 0.0                    # without a rescale
     restore_island_energy(model, state, work, before, after)
     momentum_follows_impulses(model, state, work)
-    work.body_free_angvel[:] = angvel
+    copy_rows(work.body_free_angvel, angvel)
 
 
 @njit(**_JIT)
@@ -690,7 +691,8 @@ def warm_start(model, state, work, settings):
             radius = model.joint_friction[j] * h
             m = math.sqrt(p[j, s, 0] ** 2 + p[j, s, 1] ** 2 + p[j, s, 2] ** 2)
             if m > radius:
-                p[j, s, :] *= radius / m
+                for q in range(3):
+                    p[j, s, q] *= radius / m
         apply_impulse(work.joint_W, j, s, n, (p[j, s, 0], p[j, s, 1], p[j, s, 2]),
                       state.body_vel, state.body_angvel, blocks[k, 4], blocks[k, 5])
     for k in range(work.block_count[0]):
@@ -1205,9 +1207,9 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
             for q in range(3):
                 rec_stats[k, q] = state.solver_stats[q]
         if rec_pos.shape[0] > k:
-            rec_pos[k] = state.body_pos
+            copy_rows(rec_pos[k], state.body_pos)
         if rec_quat.shape[0] > k:
-            rec_quat[k] = state.body_quat
+            copy_rows(rec_quat[k], state.body_quat)
         if rec_contact.shape[0] > k:
             for c in range(contact_bodies.shape[0]):
                 for q in range(REACTION):

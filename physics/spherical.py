@@ -12,10 +12,11 @@ import math
 from numba import njit
 
 from .constraint import SLOT_EQ0, SLOT_FRICTION, set_row
+from .jit import KERNEL
 from .lock import point_lock
 from .math3 import neg, quat_conj_mul
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 _ZERO = (0.0, 0.0, 0.0)
 _AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 

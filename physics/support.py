@@ -46,9 +46,10 @@ import math
 
 from numba import njit
 
+from .jit import KERNEL
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
-_JIT = dict(nogil=True, cache=True)
+_JIT = KERNEL
 
 # ellipsoid core radius as a fraction of its smallest radius of curvature (margin below 1 so
 # the core stays a proper convex body)

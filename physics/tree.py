@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
+from .jit import KERNEL, copy_rows
 from .joint import BLOCK_KIND, PRISMATIC, joint_rows
 from .math3 import quat_rotate
 
@@ -70,21 +71,21 @@ def build_tree(body_kind, body_mass, joint_body, root_kinds):
     return joint_child, np.array(order, np.int64), body_group, groups
 
 
-@njit(nogil=True, cache=True)
+@njit(**KERNEL)
 def _shift(pos, i, d0, d1, d2):
     pos[i, 0] += d0
     pos[i, 1] += d1
     pos[i, 2] += d2
 
 
-@njit(nogil=True, cache=True)
+@njit(**KERNEL)
 def tree_pass(model, state, work):
     """Close every point lock (and prismatic off-axis / violated limit) of the tree joints."""
     pos, quat = state.body_pos, state.body_quat
     ngroup = model.group_count[0]
     start = work.body_shift
     if ngroup > 0:
-        start[:] = pos
+        copy_rows(start, pos)
     for k in range(model.tree_order.shape[0]):
         j = model.tree_order[k]
         jt = model.joint_type[j]
