@@ -122,9 +122,13 @@ from .model import (
     STATIC,
 )
 from .motor import (
+    add_rotor_energy,
     control_motors,
     finish_motors,
+    motor_rows,
     prepare_motors,
+    project_rotors,
+    scale_rotors,
     solve_motors,
     warm_start_motors,
 )
@@ -267,6 +271,9 @@ def follow_geometry(model, state, work, settings):
     before = work.island_energy[0]
     after = work.island_energy[1]
     kinetic_energy_by_island(model, state, work, before)
+    rotors = model.motor_joint.shape[0] > 0
+    if rotors:
+        add_rotor_energy(model, work, before)
     J, W, kinv = work.joint_J, work.joint_W, work.joint_kinv
     p = work.geometry_impulse
     p[:] = 0.0
@@ -292,6 +299,11 @@ def follow_geometry(model, state, work, settings):
                                              vel, angvel, a, b)
             if dp2 > worst:
                 worst = dp2
+        if rotors:
+            dp2 = project_rotors(model.motor_joint, model.joint_body, work.motor_coef,
+                                 work.motor_row, work.motor_w, vel, angvel)
+            if dp2 > worst:
+                worst = dp2
         if worst <= tol2:
             break
     # the packed blocks' impulses to geometry_impulse too: it is a force the joint exerts
@@ -301,10 +313,14 @@ def follow_geometry(model, state, work, settings):
             for q in range(3):
                 p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
     kinetic_energy_by_island(model, state, work, after)
+    if rotors:
+        add_rotor_energy(model, work, after)
     for i in range(model.body_kind.shape[0]):   # islands aimed at the step's end (RATTLE)
         if work.body_ball_held[i] and model.body_island[i] >= 0:   # keep their energy
             after[model.body_island[i]] = 0.0                    # without a rescale
     restore_island_energy(model, state, work, before, after)
+    if rotors:
+        scale_rotors(model, work, work.island_acc)
     momentum_follows_impulses(model, state, work)
     copy_rows(work.body_free_angvel, angvel)
 
@@ -1123,6 +1139,7 @@ def step(model, state, work, contacts, settings):
             return OVERFLOW
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
+    motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)

@@ -569,9 +569,6 @@ def test_arm_chain_converges_to_mujocos_trajectory_as_the_step_shrinks(tmp_path)
     assert fine < 0.6 * coarse
 
 
-@pytest.mark.xfail(strict=True, reason="a DC motor's rotor inertia in a chain of joints: 0.17 "
-                   "rad off MuJoCo's armature at any dt (seen); bodies + rotors lose 0.2-0.3 J "
-                   "where MuJoCo keeps its energy; a single hinge matches to 1e-9 rad")
 def test_armature_in_an_arm_chain_follows_mujocos_trajectory(tmp_path):
     assert arm_gap(tmp_path, 0.00125, 0.01) < 0.03
 
