@@ -8,8 +8,10 @@ Only this module knows the order of the stages of one step:
     2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
     3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
     4. follow geometry        velocities onto the joints at the poses of time t (equality rows,
-                              RATTLE's velocity half); DC motors' rows and coefficients
-                              (motor.py); viscous joint damping's rows (damper.py)
+                              RATTLE's velocity half), the DC motors' rotors carried with
+                              them (their rows and inertia in the projection and the energy,
+                              motor.py); the motors' coefficients; viscous joint damping's
+                              rows (damper.py)
     5. prepare contacts       arms, tangents, effective masses, approach speeds
     6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
                               F and tau include the drag, a spring-damper computed from this
@@ -267,6 +269,10 @@ def follow_geometry(model, state, work, settings):
     forces' impulses. One degree of freedom is then exact (a door braked by friction follows
     the clamped-impulse recurrence); islands driven by kinematic bodies, and losses larger
     than MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
+
+    A DC motor's rotor is a body turning with its joint (motor.py): its row J v - s = 0 and
+    inertia J_r are in the projection, its energy J_r s^2 / 2 in its island's, and its speed s
+    is scaled with the island's velocities.
     """
     before = work.island_energy[0]
     after = work.island_energy[1]
