@@ -168,3 +168,52 @@ def test_urdf_mimic_joint_follows_its_leader(tmp_path):
     j_l, j_r = world.joint_names.index("left_hinge"), world.joint_names.index("right_hinge")
     assert np.ptp(q[:, j_l]) > 0.2
     np.testing.assert_allclose(q[1:, j_r], M * q[1:, j_l] + O, atol=TOL)
+
+
+G = 9.81
+
+
+def balanced(follower):
+    """A follower held still by its coupling to a leader whose weight balances it (virtual work:
+    tau_l dq_l + tau_f dq_f = 0 with dq_f = m dq_l, so tau_l = -m tau_f), both at rest at q = 0
+    with no motor, friction or limit. Leader: a 1 kg arm 1 m out along -x from a hinge about y
+    at the origin, its weight's moment about +y is (-1, 0, 0) x (0, 0, -g) = -g.
+    follower "hinge": a 2 kg arm 0.25 m out along +x from a hinge about y at x = 1: its weight's
+    moment 0.5 g about +y, so m = 2 (-g = -2 * 0.5 g).
+    follower "slider": a 3 kg rack on a vertical slider (its weight -3 g along +z), leader arm
+    0.15 m out along +x from the hinge (moment 0.15 g), so m = 0.05 m/rad (0.15 g = 0.05 * 3 g).
+    Returns the world and the weight's (force, moment about the anchor) of leader and follower."""
+    w = World(dt=0.005, gravity=(0.0, 0.0, -G), iterations=100, tolerance=1e-12)
+    if follower == "hinge":
+        lever, m = -1.0, 2.0
+        w.add_body("follow_arm", mass=2.0, inertia=(0.02, 0.1, 0.1), pos=(1.25, 0.0, 0.0))
+        w.add_joint("follow", "revolute", "world", "follow_arm", anchor=(1.0, 0.0, 0.0),
+                    axis=(0.0, 1.0, 0.0))
+        follow_weight = ([0.0, 0.0, -2.0 * G], [0.0, 0.5 * G, 0.0])
+    else:
+        lever, m = 0.15, 0.05
+        w.add_body("rack", mass=3.0, inertia=(0.1, 0.1, 0.1), pos=(0.0, 1.0, 0.0))
+        w.add_joint("follow", "prismatic", "world", "rack", anchor=(0.0, 1.0, 0.0),
+                    axis=(0.0, 0.0, 1.0))
+        follow_weight = ([0.0, 0.0, -3.0 * G], [0.0, 0.0, 0.0])
+    w.add_body("lead_arm", mass=1.0, inertia=(0.01, 0.05, 0.05), pos=(lever, 0.0, 0.0))
+    w.add_joint("lead", "revolute", "world", "lead_arm", axis=(0.0, 1.0, 0.0))
+    w.add_coupling("follow", "lead", multiplier=m, offset=0.0)
+    lead_weight = ([0.0, 0.0, -G], [0.0, lever * G, 0.0])
+    return w, lead_weight, follow_weight
+
+
+@pytest.mark.parametrize("follower", ["hinge", "slider"])
+def test_reactions_of_coupled_joints_at_rest_carry_the_couplings_share(follower):
+    """Each arm is at rest, so its joint's reaction (all the wrench body A exerts on B through
+    the joint) is minus its weight's wrench about the anchor, the moment about the axis
+    included, which only the coupling carries: tau_c = -tau_f on the follower (its row J_f) and
+    -m tau_c = -tau_l on the leader (its row -m J_l), tau_f, tau_l the weights' moments about
+    the axes. Without the coupling's share both axial parts would read 0."""
+    w, lead_weight, follow_weight = balanced(follower)
+    w.step(50)
+    lead, follow = w.joint_names.index("lead"), w.joint_names.index("follow")
+    assert np.max(np.abs(w.joint_vel)) < 1e-6          # held still by the coupling alone
+    for j, (force, moment) in ((lead, lead_weight), (follow, follow_weight)):
+        np.testing.assert_allclose(w.joint_reaction[j, :3], -np.array(force), atol=1e-6 * G)
+        np.testing.assert_allclose(w.joint_reaction[j, 3:], -np.array(moment), atol=1e-6 * G)
