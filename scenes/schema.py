@@ -134,7 +134,8 @@ mass (URDF's ``<visual>``, MJCF's visual-only geoms).  A shape is any type a com
 may be; ``pos`` / ``quat`` place it in the frame the body's ``pos`` / ``quat`` place (the
 reference frame of a hull, mesh or compound; default zero and identity); ``rgba`` is its
 colour, each in 0..1 (alpha is not drawn; default: the body's colour).  A body with visuals is
-drawn by them, its collision shape is not drawn.
+drawn by them, its collision shape is not drawn.  A static body with visuals needs no shape
+(scenery that touches nothing: MJCF's visual-only world geoms).
 
 Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
 kinematic bodies need neither (but may not have both).  ``inertia`` overrides
@@ -455,7 +456,8 @@ class BodySpec(_Spec):
         # Without a shape there is nothing to compute a volume or inertia from.
         if self.shape is not None and self.shape.type == "plane" and self.kind != "static":
             problems.append((("kind",), 'a plane is infinite: its body must be "static"'))
-        if self.shape is None and (self.mass is None or self.inertia is None):
+        decoration = self.kind == "static" and bool(self.visuals)   # drawn, touches nothing
+        if self.shape is None and (self.mass is None or self.inertia is None) and not decoration:
             problems.append((("shape",), 'is required unless both "mass" and "inertia" are given'))
         if problems:
             raise problem(*problems)
