@@ -281,3 +281,21 @@ def test_mjcf_world_visual_only_geoms_are_drawn_with_their_pose_and_colour(tmp_p
     assert i in {int(b) for b in table.body}
     np.testing.assert_allclose(rows["box"][table.body[table.groups["box"]] == i][0, 16:19],
                                [1.0, 0.5, 0.0])
+
+
+def test_mjcf_world_visuals_survive_convert(tmp_path):
+    """The shapeless static body that carries them writes and reads back as it was."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "w.xml"
+    path.write_text(WORLD_VISUALS, encoding="utf-8")
+    spec = quiet(read_scene, path)
+    out = tmp_path / "w.toml"
+    out.write_text(scene_toml(spec, base=tmp_path), encoding="utf-8")
+    back = read_scene(out)
+    carrier = by_body(back, "world.visuals")
+    assert carrier.shape is None and carrier.kind == "static"
+    assert carrier.visuals == by_body(spec, "world.visuals").visuals and len(carrier.visuals) == 1
+
+
+def by_body(spec, name):
+    return next(b for b in spec.bodies if b.name == name)
