@@ -72,6 +72,7 @@ from numba import njit
 
 from .constraint import row_map
 from .jit import KERNEL
+from .joint import REVOLUTE
 
 _JIT = KERNEL
 # motor_param columns
@@ -207,11 +208,10 @@ def warm_start_motors(model, work, vel, angvel, enabled):
 
 
 @njit(**_JIT)
-def solve_motors(motor_joint, joint_body, motor_coef, motor_row, motor_w, motor_impulse, vel,
-                 angvel):
-    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2. (The model's and
-    work's arrays, not the tuples: a call that takes those costs a reference count per array
-    in them, and this one runs every iteration.)"""
+def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, motor_w,
+                 motor_impulse, vel, angvel):
+    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2. A hinge's row has
+    no linear columns (J = [0, -a, 0, a]): they are skipped."""
     worst = 0.0
     for m in range(motor_joint.shape[0]):
         coef = motor_coef[m]
@@ -221,10 +221,15 @@ def solve_motors(motor_joint, joint_body, motor_coef, motor_row, motor_w, motor_
         j = motor_joint[m]
         a, b = joint_body[j, 0], joint_body[j, 1]
         row, w = motor_row[m], motor_w[m]
-        rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
-                + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
-                + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
-                + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+        hinge = joint_type[j] == REVOLUTE
+        if hinge:
+            rate = (row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+                    + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+        else:
+            rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
+                    + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+                    + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
+                    + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
         old = motor_impulse[m]
         new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
         # the current that impulse takes, the rotor spun up to the rate it leaves:
@@ -239,10 +244,11 @@ def solve_motors(motor_joint, joint_body, motor_coef, motor_row, motor_w, motor_
         dp = new - old
         motor_impulse[m] = new
         for q in range(3):
-            vel[a, q] += dp * w[q]
             angvel[a, q] += dp * w[3 + q]
-            vel[b, q] += dp * w[6 + q]
             angvel[b, q] += dp * w[9 + q]
+            if not hinge:
+                vel[a, q] += dp * w[q]
+                vel[b, q] += dp * w[6 + q]
         if dp * dp > worst:
             worst = dp * dp
     return worst

@@ -63,7 +63,7 @@ from .constraint import (
     pack_block,
     row_velocity,
     solve_general_block,
-    solve_packed_angular,
+    solve_packed_angular_rows,
     solve_packed_point,
     solve_position_block,
 )
@@ -299,7 +299,7 @@ def follow_geometry(model, state, work, settings):
             if kind == KIND_POINT:
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             elif kind == KIND_ANGULAR:
-                dp2, _ = solve_packed_angular(data, pk, k, s, 0.0, angvel, a, b)
+                dp2, _ = solve_packed_angular_rows(data, pk, k, s, n, 0.0, angvel, a, b)
             else:
                 dp2, _ = solve_general_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
                                              vel, angvel, a, b)
@@ -749,8 +749,8 @@ def solve_velocities(model, state, work, contacts, settings):
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             else:
                 if kind == KIND_ANGULAR:
-                    dp2, clamped = solve_packed_angular(data, pk, k, s, friction[j] * h,
-                                                        angvel, a, b)
+                    dp2, clamped = solve_packed_angular_rows(data, pk, k, s, n,
+                                                             friction[j] * h, angvel, a, b)
                 else:
                     dp2, clamped = solve_general_block(J, W, kinv, bias, p, j, s, n,
                                                        friction[j] * h, vel, angvel, a, b)
@@ -759,8 +759,9 @@ def solve_velocities(model, state, work, contacts, settings):
             if dp2 > worst:
                 worst = dp2
         if model.motor_joint.shape[0] > 0:
-            dp2 = solve_motors(model.motor_joint, model.joint_body, work.motor_coef,
-                               work.motor_row, work.motor_w, work.motor_impulse, vel, angvel)
+            dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
+                               work.motor_coef, work.motor_row, work.motor_w,
+                               work.motor_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2
         if work.damper_count[0] > 0:
