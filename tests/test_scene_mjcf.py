@@ -421,7 +421,8 @@ def test_humanoid_loads_with_its_bodies_joints_and_mass():
     assert len(caught) == 1 and "2 tendons" in str(caught[0].message)
 
 
-def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
+def humanoid_torso_heights():
+    """The torso's height over the first second, zero control, in MuJoCo and in Sharnir."""
     m = mujoco.MjModel.from_xml_path(str(HUMANOID))
     d = mujoco.MjData(m)
     torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "torso")
@@ -438,7 +439,11 @@ def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
     for _ in range(steps):
         world.step()
         got.append(world.body_reference_pose("torso")[0][2])  # the MuJoCo torso frame
-    got = np.array(got)
+    return np.array(got), expected
+
+
+def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
+    got, expected = humanoid_torso_heights()
     start = 1.282
     assert start - expected[-1] > 0.3 and start - got[-1] > 0.2  # both fall (seen 0.40, 0.26)
     # the first 0.4 s (standing, sagging under the joint springs) agree to 0.5 mm (seen) ...
@@ -453,6 +458,14 @@ def test_humanoid_torso_falls_like_in_mujocos_own_simulation():
     # at 1 s; 0.930 while the projection left the rotors out), MuJoCo's by 2 mm; the solve
     # does not converge here (1000 iterations each step; 4000 lift the torso 1-2 cm more)
     assert np.abs(got - expected).max() < 0.2
+
+
+@pytest.mark.xfail(strict=True, reason="the humanoid's torso with its armature carried by the "
+                   "projection (physics/motor.py) falls 0.26 m, MuJoCo's 0.40 m, up to 0.16 m "
+                   "apart; before, 0.30 m within 0.15: docs/design/armature.md, open")
+def test_humanoid_torso_falls_within_015_m_of_mujoco():
+    got, expected = humanoid_torso_heights()
+    assert 1.282 - got[-1] > 0.3 and np.abs(got - expected).max() < 0.15
 
 
 # --- the command line ---------------------------------------------------------
