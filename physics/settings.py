@@ -138,6 +138,13 @@ SETTINGS = dict([
              "a dynamic body faster than this stops the run as a blow-up, 0 = off"),
     _setting("max_angular_speed", "float", 0.0, 1e10, "rad/s", 1e5,
              "a dynamic body turning faster than this stops the run, 0 = off"),
+    _setting("max_joint_gap", "float", 0.0, 1e10, "m", 0.1,
+             "a joint's anchors or slider axis this far apart stops the run, 0 = off"),
+    _setting("max_joint_angle_gap", "float", 0.0, 10.0, "rad", 0.5,
+             "a joint's locked axes this far out of line stop the run, 0 = off"),
+    _setting("max_energy_gain", "float", 0.0, 1e10, "x", 10.0,
+             "energy gained in a step beyond this many times what could supply it "
+             "stops the run, 0 = off"),
     # a joint's Coulomb friction limit (a scene's [[joints]] friction, World.set_friction)
     _setting("friction", "float", 0.0, 1e6, "N m or N", 0.0,
              "a joint's Coulomb friction limit (N m turning, N sliding)"),
@@ -150,7 +157,8 @@ SETTINGS = dict([
 ])
 # The settings World.configure takes, in the order World(...) lists them.
 WORLD_SETTINGS = ("dt", "gravity", "iterations", "position_iterations", "tolerance",
-                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed")
+                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed",
+                  "max_joint_gap", "max_joint_angle_gap", "max_energy_gain")
 
 
 def check(name, value):
