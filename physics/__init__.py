@@ -23,4 +23,5 @@ from .world import (  # noqa: E402
 )
 
 __all__ = ["World", "Recording", "SimulationError", "BoundError", "RunawayError",
-           "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]
+           "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box",
+           "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

@@ -78,6 +78,7 @@ from .contact_solver import (
 )
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
+from .energy import energy_before, energy_jump
 from .jit import KERNEL, copy_rows
 from .joint import (
     BLOCK_KIND,
@@ -133,7 +134,6 @@ from .motor import (
     solve_motors,
     warm_start_motors,
 )
-from .energy import energy_before, energy_jump
 from .perturb import add_drag
 from .tree import tree_pass
 

@@ -34,6 +34,11 @@ from .model import (  # noqa: E402
     REACTION,
     REC_CHANNELS,
     REC_VOLTAGE,
+    STAT_ENERGY_BODY,
+    STAT_GAIN,
+    STAT_GAP,
+    STAT_GAP_ANGULAR,
+    STAT_GAP_JOINT,
     STATIC,
     Model,
     make_settings,
@@ -41,6 +46,7 @@ from .model import (  # noqa: E402
     make_work,
 )
 from .model import KINEMATIC as KIND_KINEMATIC
+from .model import STAT_SUPPLY as STAT_ENERGY_SUPPLY
 from .motor import (
     CTRL_POSITION,
     CTRL_VELOCITY,
@@ -63,8 +69,6 @@ from .shape import (  # noqa: E402
 )
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
-from .model import STAT_ENERGY_BODY, STAT_GAIN, STAT_GAP, STAT_GAP_ANGULAR, STAT_GAP_JOINT
-from .model import STAT_SUPPLY as STAT_ENERGY_SUPPLY
 from .solver import ENERGY_JUMP, JOINT_GAP, NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
@@ -986,15 +990,16 @@ class World:
         stats, cfg = self._state.solver_stats, self._config
         j = int(stats[STAT_GAP_JOINT]) - 1
         if stats[STAT_GAP_ANGULAR]:
-            quantity, setting, unit = "angular gap", "max_joint_angle_gap", "rad"
+            quantity, setting, unit, how = ("angular gap", "max_joint_angle_gap", "rad",
+                                            "out of line")
         else:
-            quantity, setting, unit = "gap", "max_joint_gap", "m"
+            quantity, setting, unit, how = "gap", "max_joint_gap", "m", "open"
         value, bound = float(stats[STAT_GAP]), cfg[setting]
         step = int(self._state.step_count[0]) - 1        # the pose the step began from
         t = float(self._state.time[0]) - cfg["dt"]
         name = self._joints[j].name
         return JointGapError(
-            f"joint {name!r} was open by an {quantity} of {value:.3g} {unit} after step {step} "
+            f"joint {name!r} was {how} by {value:.3g} {unit} after step {step} "
             f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: the joint no longer holds, "
             f"a force or a parameter is far off ({setting} = 0 turns this check off)",
             joint=name, quantity=quantity, value=value, bound=bound, setting=setting,
