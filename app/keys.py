@@ -18,6 +18,7 @@ SHORTCUTS = {
     key.C: "toggle_centres",
     key.H: "toggle_shadows",
     key.K: "toggle_contacts",
+    key.S: "toggle_collision",
     key.F1: "toggle_help",
     key.F12: "screenshot",
 }
@@ -40,6 +41,8 @@ HELP = (
     ("C", "show / hide the centres of mass"),
     ("H", "show / hide the shadows on the ground"),
     ("K", "show / hide contact points (green: sticking, red: sliding) and contact forces"),
+    ("S", "collision shapes instead of the visuals (what contacts see; a URDF's <collision>, "
+          "an MJCF's colliding geoms) / back to the visuals"),
     ("F1", "show / hide this help"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
     ("Escape", "leave a text field, close a dialog or this help (never quits)"),

@@ -976,12 +976,38 @@ def plot_height(available):
     return max(min(PLOT_MIN_HEIGHT, available / 2.0), PLOT_SHARE * available)
 
 
-def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None):
+# The View section's tick boxes: (label, the window's attribute, its key in app.keys)
+VIEW_TOGGLES = (
+    ("Joints", "show_joints", "J"),
+    ("Centres of mass", "show_centres", "C"),
+    ("Shadows", "show_shadows", "H"),
+    ("Contacts", "show_contacts", "K"),
+    ("Collision shapes", "show_collision", "S"),
+)
+
+
+def draw_view(view):
+    """Tick boxes for what the 3D view shows (the window's show_* flags, also toggled by
+    their keys); "Collision shapes" draws every body by its collision shape instead of its
+    visuals."""
+    if view is None or not imgui.collapsing_header("View", imgui.TreeNodeFlags_.default_open):
+        return
+    for k, (label, attr, shortcut) in enumerate(VIEW_TOGGLES):
+        if k % 3:
+            imgui.same_line()
+        changed, ticked = imgui.checkbox(f"{label} ({shortcut})", bool(getattr(view, attr)))
+        if changed:
+            setattr(view, attr, ticked)
+
+
+def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None,
+               view=None):
     """The whole panel as one window at the left edge, as tall as the window (its width can
     be dragged, `state.width` keeps it), and the load-error modal.  The controls scroll in
     the upper part; the plot has its own region at the bottom, always in view.  `drag` is
     the body held with the mouse (app.drag), shown under "Selected body"; `frame_rate`
-    (app.frame_rate.FrameRate) the window's frame rate."""
+    (app.frame_rate.FrameRate) the window's frame rate; `view` the window, whose show_*
+    flags the View section ticks."""
     check_load(snapshot, state)
     default_plotted(snapshot, state)
     size = imgui.get_io().display_size
@@ -999,6 +1025,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     imgui.begin_child("controls", imgui.ImVec2(0, -plot))
     draw_scene(snapshot, send, state)
     draw_simulation(snapshot, send, state, frame_rate)
+    draw_view(view)
     draw_joints(snapshot, send, state)
     draw_motors(snapshot, send, state)
     draw_selected(snapshot, drag)

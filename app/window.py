@@ -159,6 +159,7 @@ class App:
         self.show_help = False
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
         self.show_contacts = True
+        self.show_collision = False   # collision shapes instead of the visuals (S)
         self.selected = None        # the body last grabbed (G focuses on it)
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
@@ -220,7 +221,7 @@ class App:
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
             force_scale=self._force_scale if self.show_contacts else 0.0,
-            body_visuals=snap.body_visuals)
+            body_visuals=snap.body_visuals, collision_shapes=self.show_collision)
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:
@@ -257,7 +258,7 @@ class App:
         self.gui.new_frame(self.window.get_size(), fb_size, now - self._frame_time)
         self._frame_time = now
         panel.draw_panel(snap, self.thread.send, self.panel_state, self.plot, PANEL_WIDTH,
-                         drag=self.drag, frame_rate=self.frame_rate)
+                         drag=self.drag, frame_rate=self.frame_rate, view=self)
         if self.show_help:
             panel.draw_help(HELP, left=self.panel_width())
         self.fit_view()  # (the panel's width may have changed)
@@ -390,6 +391,9 @@ class App:
 
     def action_toggle_shadows(self):
         self.show_shadows = not self.show_shadows
+
+    def action_toggle_collision(self):
+        self.show_collision = not self.show_collision
 
     def action_focus(self):
         """Orbit around the selected body's centre of mass (the whole scene if none)."""

@@ -15,8 +15,9 @@ at their step-end error):
 
 It has no bounds (an equality) and is warm started from the last step's impulse. The solver
 (solver.py) calls prepare_couplings after prepare_joints, warm_start_couplings with the other
-warm starts and solve_couplings in every iteration. A joint's reaction wrench does not
-include its coupling's impulse.
+warm starts and solve_couplings in every iteration. Each joint's reaction wrench includes its
+share of the row's impulse P (solver.py report_reactions): J_f,B P / h on the follower,
+-m J_l,B P / h on the leader.
 """
 from numba import njit
 

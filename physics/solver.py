@@ -1069,8 +1069,9 @@ def report_joints(model, state, work, settings):
 @njit(**_JIT)
 def report_reactions(model, state, work, settings):
     """Each joint's 6-axis sensor: the wrench body A exerts on body B through the joint, from
-    the step's accumulated impulses p of every row (locks, limits, friction), the motor's and
-    the equality rows' projection onto this step's poses (follow_geometry: the centripetal
+    the step's accumulated impulses p of every row (locks, limits, friction, its share of a
+    coupling's row: J_f on the follower, -m J_l on the leader), the motor's and the equality
+    rows' projection onto this step's poses (follow_geometry: the centripetal
     share),
         F = sum_r J_r,linB p_r / h,   T_c = sum_r J_r,angB p_r / h   (about B's centre),
     moved to the anchor on B (rB from the centre):  T = T_c - rB x F."""
@@ -1096,6 +1097,15 @@ def report_reactions(model, state, work, settings):
         for q in range(3):
             out[j, q] += work.motor_row[m, 6 + q] * p
             out[j, 3 + q] += work.motor_row[m, 9 + q] * p
+    for c in range(model.coupling_joint.shape[0]):
+        # the coupling row J = [J_f | -m J_l] (coupling.py): slot 1 is the follower's body B,
+        # slot 3 the leader's; each joint reports its own share of the row's impulse
+        p = work.coupling_impulse[c]
+        for side in range(2):
+            j = model.coupling_joint[c, side]
+            s = 2 * side + 1
+            for q in range(6):
+                out[j, q] += work.coupling_J[c, s, q] * p
     for d in range(work.damper_count[0]):
         j = work.damper_list[d]
         for r in range(3):

@@ -574,7 +574,9 @@ class World:
     def add_coupling(self, joint, leader, multiplier=1.0, offset=0.0):
         """Make `joint` follow `leader`: q = multiplier * q_leader + offset (rad or m), an
         equality row of the velocity solve (physics/coupling.py; URDF's <mimic>). Both joints
-        revolute or prismatic; a joint follows at most one leader."""
+        revolute or prismatic; a joint follows at most one leader. The leader may follow another
+        (a chain: each row holds its own pair, so the relations compose to the chain's root);
+        a cycle is refused."""
         j, lead = self._joint_index(joint), self._joint_index(leader)
         where = f"joint {self._joints[j].name!r}"
         if j == lead:
@@ -588,6 +590,16 @@ class World:
             raise ValueError(f"{where}: multiplier and offset must be finite (got {m}, {o})")
         if self._joints[j].mimic is not None:
             raise ValueError(f"{where} follows {self._joints[j].mimic[0]!r} already")
+        chain, k = [self._joints[j].name], lead    # the leader's own leaders, up to a root
+        while True:
+            chain.append(self._joints[k].name)
+            if k == j:
+                raise ValueError(f"{where}: the couplings would form a cycle "
+                                 f"({' -> '.join(map(repr, chain))}); a chain must end at "
+                                 "a joint that follows none")
+            if self._joints[k].mimic is None:
+                break
+            k = self._joint_index(self._joints[k].mimic[0])
         self._joints[j].mimic = (self._joints[lead].name, m, o)
         self._invalidate()
 

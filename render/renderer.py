@@ -88,6 +88,7 @@ class Renderer:
         self.grid_vbo = self.grid_vao = None
         self.grid_extent = None
         self._table = self._table_shapes = None  # the DrawTable of the shapes drawn last
+        self._collision_table = None             # ... and of their collision shapes alone
         self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
 
     def fit_grid(self, bounds):
@@ -117,7 +118,7 @@ class Renderer:
     def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
              joint_sliding=None, joint_axes=None, centres=None, shadows=True,
              contact_points=None, contact_sliding=None, contact_forces=None, force_scale=0.0,
-             body_visuals=None):
+             body_visuals=None, collision_shapes=False):
         """Clear and draw one picture.
 
         joint_anchors (njoint, 3) are drawn as dots, orange where joint_sliding (njoint,) is
@@ -128,7 +129,10 @@ class Renderer:
         drawn as dots (green: friction holds, red: sliding per contact_sliding) and, when
         force_scale > 0, contact_forces (k, 3) as lines of force_scale metres per newton.
         body_visuals (World.body_visuals): per body, shapes drawn instead of its collision
-        shape; with body_shapes, worked out once per world (DrawTable).
+        shape; with body_shapes, worked out once per world (DrawTable). With
+        `collision_shapes`, every body is drawn by its collision shape (in its body colour)
+        and the visuals are not: what the contacts see, as MuJoCo's collision group or
+        PyBullet's wireframe show it.
         """
         ctx = self.ctx
         ctx.clear(*BACKGROUND, 1.0, depth=1.0)
@@ -142,8 +146,14 @@ class Renderer:
         self.solid["u_eye"].value = tuple(camera.eye)
         if self._table_shapes is not body_shapes:  # a new world: what it draws, once
             self._table = DrawTable(body_shapes, body_visuals)
+            self._collision_table = None
             self._table_shapes = body_shapes
-        instances = self._table.instances(body_pos, body_quat)
+        table = self._table
+        if collision_shapes and body_visuals is not None and any(body_visuals):
+            if self._collision_table is None:        # made at the first frame that shows it
+                self._collision_table = DrawTable(body_shapes)
+            table = self._collision_table
+        instances = table.instances(body_pos, body_quat)
         self._sync_hull_meshes(instances)
         self.meshes["plane"].draw(instances.pop("plane"))
         if shadows:
@@ -152,8 +162,8 @@ class Renderer:
             self._mesh(name).draw(rows)
         # The same size on screen however far the camera is, yet not hiding thin links.
         radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
-        if self._table.thinnest is not None:
-            radius = min(radius, ANCHOR_MAX * self._table.thinnest)
+        if table.thinnest is not None:
+            radius = min(radius, ANCHOR_MAX * table.thinnest)
         contacts = contact_points is not None and len(contact_points)
         overlays = (joint_anchors is not None and len(joint_anchors)) or (
             centres is not None and len(centres)) or contacts

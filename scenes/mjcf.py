@@ -25,7 +25,8 @@ What maps, and how:
 * **Visuals.** A moving body with a visual-only geom, or whose visible geoms have a material or
   a colour of their own, gets ``visuals``: the geoms MuJoCo draws by default (groups 0-2,
   alpha > 0), each with its pose and rgba (the material's when it has one), so it looks as in
-  MuJoCo's viewer. Visual-only geoms of static bodies (the world's) are not drawn.
+  MuJoCo's viewer. The world's visual-only geoms (planes excepted) are the visuals of one
+  shapeless static body, ``world.visuals``, at the origin.
 * **Materials.** A body takes the largest ``friction`` of its geoms (sliding -> friction,
   torsional -> spinning when ``condim >= 4``, rolling -> rolling when ``condim = 6``;
   ``condim = 1`` is frictionless, friction 0). MuJoCo mixes two geoms by the larger value, as
@@ -534,9 +535,26 @@ class _Reader:
         return self.m.mat_rgba[mat] if mat >= 0 else self.m.geom_rgba[g]
 
     def static_bodies(self, link: _Link) -> list[dict]:
+        """One static body per colliding geom of the world (planes as planes), and one
+        shapeless static body "world.visuals" (at the origin) whose visuals are the world's
+        drawn visual-only geoms (contype = conaffinity = 0, group 0-2, alpha > 0; planes
+        excepted, which stay static planes that touch nothing)."""
         m, d = self.m, self.d
         out = []
-        for g in self.colliding(link.geoms):
+        shown = [g for g in link.geoms
+                 if not (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_group[g] <= 2
+                 and self.rgba(g)[3] > 0 and int(m.geom_type[g]) != _PLANE]
+        visuals = []
+        for g in shown:
+            shape = self.shape(g, self.geom_label(g))
+            if shape is not None:
+                visuals.append({"shape": shape, "pos": _floats(d.geom_xpos[g]),
+                                "quat": _quat(d.geom_xmat[g].reshape(3, 3)),
+                                "rgba": [min(max(float(c), 0.0), 1.0) for c in self.rgba(g)]})
+        if visuals:
+            out.append({"name": f"{link.name}.visuals", "kind": "static", "visuals": visuals})
+        rest = [g for g in link.geoms if g not in shown]
+        for g in self.colliding(rest) if rest else ():
             plane = int(m.geom_type[g]) == _PLANE
             shape = {"type": "plane"} if plane else self.shape(g, self.geom_label(g))
             if shape is None:

@@ -72,7 +72,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
                                      # m (prismatic); not allowed on spherical and fixed joints
     # mimic = { joint = "other", multiplier = 2.0, offset = 0.1 }  # optional: follow joint
                                      # "other" as q = multiplier q_other + offset (revolute and
-                                     # prismatic; an equality row of the solve, URDF's <mimic>)
+                                     # prismatic; an equality row of the solve, URDF's <mimic>;
+                                     # "other" may follow a third joint, not round in a cycle)
 
     [[loads]]                        # timed external loads, world frame
     body = "door"                    # a body name, not "world", not a static body
@@ -137,7 +138,8 @@ mass (URDF's ``<visual>``, MJCF's visual-only geoms).  A shape is any type a com
 may be; ``pos`` / ``quat`` place it in the frame the body's ``pos`` / ``quat`` place (the
 reference frame of a hull, mesh or compound; default zero and identity); ``rgba`` is its
 colour, each in 0..1 (alpha is not drawn; default: the body's colour).  A body with visuals is
-drawn by them, its collision shape is not drawn.
+drawn by them, its collision shape is not drawn.  A static body with visuals needs no shape
+(scenery that touches nothing: MJCF's visual-only world geoms).
 
 Mass: a dynamic body needs exactly one of ``mass`` / ``density``; static and
 kinematic bodies need neither (but may not have both).  ``inertia`` overrides
@@ -462,7 +464,8 @@ class BodySpec(_Spec):
         # Without a shape there is nothing to compute a volume or inertia from.
         if self.shape is not None and self.shape.type == "plane" and self.kind != "static":
             problems.append((("kind",), 'a plane is infinite: its body must be "static"'))
-        if self.shape is None and (self.mass is None or self.inertia is None):
+        decoration = self.kind == "static" and bool(self.visuals)   # drawn, touches nothing
+        if self.shape is None and (self.mass is None or self.inertia is None) and not decoration:
             problems.append((("shape",), 'is required unless both "mass" and "inertia" are given'))
         if problems:
             raise problem(*problems)
@@ -650,6 +653,7 @@ class SceneSpec(_Spec):
                     problems.append((("joints", i, "mimic", "joint"),
                                      f"joint {quoted(leader)} is {types[leader]}: only revolute "
                                      "and prismatic joints can be followed"))
+        problems += _mimic_cycles(self.joints)
         for i, joint in enumerate(self.joints):
             for field in ("body_a", "body_b"):
                 name = getattr(joint, field)
@@ -668,6 +672,30 @@ class SceneSpec(_Spec):
         if problems:
             raise problem(*problems)
         return self
+
+
+def _mimic_cycles(joints: list[JointSpec]) -> list[tuple[Loc, str]]:
+    """One problem per cycle of mimic leaders (a follows b follows ... follows a), at its first
+    joint; a chain that ends at a joint following none is fine (its relations compose). A joint
+    following itself is JointSpec's own problem."""
+    index = {joint.name: i for i, joint in enumerate(joints)}
+    leader = {joint.name: joint.mimic.joint for joint in joints
+              if joint.mimic is not None and joint.mimic.joint != joint.name}
+    problems, reported = [], set()
+    for joint in joints:
+        chain = [joint.name]
+        while chain[-1] in leader and leader[chain[-1]] not in chain:
+            chain.append(leader[chain[-1]])
+        if chain[-1] not in leader:
+            continue
+        cycle = chain[chain.index(leader[chain[-1]]):]
+        if reported.isdisjoint(cycle):
+            reported.update(cycle)
+            names = " -> ".join(quoted(name) for name in [*cycle, cycle[0]])
+            problems.append((("joints", index[cycle[0]], "mimic", "joint"),
+                             f"the mimic joints form a cycle ({names}); a chain of followers "
+                             "must end at a joint that follows none"))
+    return problems
 
 
 def _duplicates(section: str, names: list[str]) -> list[tuple[Loc, str]]:

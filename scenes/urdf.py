@@ -42,7 +42,9 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   its viscous damping (physics/damper.py); floating and planar joints (the child is left free)
   are listed in the warning. <mimic joint multiplier offset> -> the joint's ``mimic`` (q =
   multiplier q_joint + offset, an equality row of the solve: physics/coupling.py); a mimic
-  joint gets no motor (its leader drives it); one whose leader is not a moving joint is listed.
+  joint gets no motor (its leader drives it); one whose leader is not a moving joint is listed;
+  a chain of mimics is kept (the relations compose), a <mimic> naming its own joint or a cycle
+  of mimics is a SceneError.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
   "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
   ground adds a static plane "ground" under the lowest point of the collision geometry at
@@ -616,8 +618,26 @@ class _Builder:
                 queue.append(joint.child)
         return roots[0], order, children
 
+    def mimics(self):
+        """A <mimic> naming its own joint, or mimics that lead round in a cycle, is a
+        SceneError naming the joints; a chain ending at a joint that mimics none is kept (its
+        relations compose, physics/coupling.py)."""
+        for joint in self.joints.values():
+            if joint.mimic == joint.name:
+                self.fail(joint.line, f'joint "{joint.name}"', "<mimic> names the joint itself; "
+                          "a joint cannot follow itself")
+            chain = [joint]
+            while chain[-1].mimic in self.joints and self.joints[chain[-1].mimic] not in chain:
+                chain.append(self.joints[chain[-1].mimic])
+            lead = self.joints.get(chain[-1].mimic)
+            if lead is chain[0]:
+                names = " -> ".join(f'"{j.name}"' for j in [*chain, chain[0]])
+                self.fail(joint.line, f'joint "{joint.name}"', f"the <mimic> joints form a cycle "
+                          f"({names}); a chain of mimics must end at a joint that mimics none")
+
     def build(self):
         root, order, children = self.tree()
+        self.mimics()
         self.children = children
         # link poses at the zero configuration
         pose = {root: (np.zeros(3), np.eye(3))}

@@ -7,6 +7,7 @@ the panel, never the view.
 Camera and framing functions are tested in-process; the app runs headless in a subprocess
 (PYGLET_HEADLESS=1), as in tests/test_app_window.py.
 """
+import colorsys
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,10 +15,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from conftest import run_headless_child
+from test_render import read_png
 
 from sharnir.app.drag import cursor_ray, project
 from sharnir.app.framing import frame_bounds, hanging_bounds, view_part
+from sharnir.app.panel import VIEW_TOGGLES
 from sharnir.render.camera import OrbitCamera
+from sharnir.render.instances import body_colour
 from sharnir.scenes import load_scene
 
 REPO = Path(__file__).resolve().parents[1]
@@ -248,3 +252,80 @@ def test_the_falling_chain_stays_in_the_view_and_F_frames_all_of_it(view_run):
         assert panel <= xmin and xmax <= W, key
         assert 0.0 <= ymin and ymax <= H, key
     assert (folder / "chain.png").is_file()
+
+
+# ---- collision shapes (S, View > Collision shapes) ------------------------------------------
+
+COLLISION_CHILD = textwrap.dedent("""
+    import json, sys, time
+    from pyglet.window import key
+    from sharnir.app.window import App
+
+    out = {}
+    app = App(sys.argv[1], width=800, height=480, paused=True)
+    try:
+        deadline = time.time() + 900          # a cold numba compile can take minutes
+        while not app.snapshot.ready and time.time() < deadline:
+            app.run_frames(1)
+        app.run_frames(2)
+        out["panel"] = app.panel_width()
+        shots = []
+        for k in range(3):                    # visuals, collision shapes (S), visuals (S)
+            if k:
+                app.on_key_press(key.S, 0)
+            out[f"shown_{k}"] = app.show_collision
+            app.panel_state.note = None       # (the last shot's "saved" note off the view)
+            app.run_frames(1)
+            shots.append(str(app.action_screenshot(f"{sys.argv[2]}_{k}.png")))
+        out["shots"] = shots
+        # each View tick box's key flips its flag alone, and the help (F1) lists the key
+        from sharnir.app.keys import HELP
+        from sharnir.app.panel import VIEW_TOGGLES
+        flags = [attr for _, attr, _ in VIEW_TOGGLES]
+        out["keys"] = {}
+        for label, attr, shortcut in VIEW_TOGGLES:
+            before = [getattr(app, a) for a in flags]
+            app.on_key_press(getattr(key, shortcut), 0)
+            after = [getattr(app, a) for a in flags]
+            app.on_key_press(getattr(key, shortcut), 0)
+            out["keys"][label] = [a for a, x, y in zip(flags, before, after) if x != y]
+        out["help"] = [row[0] for row in HELP]
+    finally:
+        out["closed"] = app.close()
+    print(json.dumps(out))
+""")
+
+SPHERE_ON_A_BOX = ('bodies = [{ name = "b", kind = "static", pos = [0.0, 0.0, 0.5], '
+                   'shape = { type = "box", half_extents = [0.3, 0.3, 0.3] }, '
+                   'visuals = [{ shape = { type = "sphere", radius = 0.3 }, '
+                   'rgba = [1.0, 0.0, 0.0, 1.0] }] }]\n')
+
+
+def test_S_draws_the_collision_shapes_instead_of_the_visuals_and_back(tmp_path):
+    """A static box whose visual is a red sphere (both 0.3 m, filling the view right of the
+    panel): drawn red at first; after S its collision box in the body's colour and no red
+    sphere; after S again the same picture as at first. (Seen: 42167 red px and no box
+    colour, then 147 red px (the grid's x axis) and 75521 box colour, then as at first.)"""
+    scene = tmp_path / "s.toml"
+    scene.write_text(SPHERE_ON_A_BOX)
+    out = run_headless_child(COLLISION_CHILD, scene, tmp_path / "shot", cwd=tmp_path)
+    assert out["closed"] and [out[f"shown_{k}"] for k in range(3)] == [False, True, False]
+    views = [read_png(Path(p))[:, int(out["panel"]) + 4:] for p in out["shots"]]
+
+    def hues(rgb):
+        hsv = np.array([colorsys.rgb_to_hsv(*p) for p in rgb.reshape(-1, 3) / 255.0])
+        lit = hsv[:, 1] > 0.3
+
+        def near(hue):
+            return int(np.sum(lit & (np.abs((hsv[:, 0] - hue + 0.5) % 1.0 - 0.5) < 0.02)))
+        return near(0.0), near(colorsys.rgb_to_hsv(*body_colour(1))[0])
+
+    (red0, box0), (red1, box1), (red2, box2) = (hues(v) for v in views)
+    assert red0 > 10000 and box0 == 0         # the visual: a red sphere
+    assert red1 < 500 and box1 > 10000        # the box in the body's colour; red: the grid's
+    #                                           x axis line (~150 px) alone
+    assert (red2, box2) == (red0, box0)
+    assert np.array_equal(views[0], views[2]) and not np.array_equal(views[0], views[1])
+    assert out["keys"] == {label: [attr] for label, attr, _ in VIEW_TOGGLES}
+    assert {shortcut for _, _, shortcut in VIEW_TOGGLES} <= set(out["help"])
+

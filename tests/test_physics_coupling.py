@@ -168,3 +168,159 @@ def test_urdf_mimic_joint_follows_its_leader(tmp_path):
     j_l, j_r = world.joint_names.index("left_hinge"), world.joint_names.index("right_hinge")
     assert np.ptp(q[:, j_l]) > 0.2
     np.testing.assert_allclose(q[1:, j_r], M * q[1:, j_l] + O, atol=TOL)
+
+
+G = 9.81
+
+
+def balanced(follower):
+    """A follower held still by its coupling to a leader whose weight balances it (virtual work:
+    tau_l dq_l + tau_f dq_f = 0 with dq_f = m dq_l, so tau_l = -m tau_f), both at rest at q = 0
+    with no motor, friction or limit. Leader: a 1 kg arm 1 m out along -x from a hinge about y
+    at the origin, its weight's moment about +y is (-1, 0, 0) x (0, 0, -g) = -g.
+    follower "hinge": a 2 kg arm 0.25 m out along +x from a hinge about y at x = 1: its weight's
+    moment 0.5 g about +y, so m = 2 (-g = -2 * 0.5 g).
+    follower "slider": a 3 kg rack on a vertical slider (its weight -3 g along +z), leader arm
+    0.15 m out along +x from the hinge (moment 0.15 g), so m = 0.05 m/rad (0.15 g = 0.05 * 3 g).
+    Returns the world and the weight's (force, moment about the anchor) of leader and follower."""
+    w = World(dt=0.005, gravity=(0.0, 0.0, -G), iterations=100, tolerance=1e-12)
+    if follower == "hinge":
+        lever, m = -1.0, 2.0
+        w.add_body("follow_arm", mass=2.0, inertia=(0.02, 0.1, 0.1), pos=(1.25, 0.0, 0.0))
+        w.add_joint("follow", "revolute", "world", "follow_arm", anchor=(1.0, 0.0, 0.0),
+                    axis=(0.0, 1.0, 0.0))
+        follow_weight = ([0.0, 0.0, -2.0 * G], [0.0, 0.5 * G, 0.0])
+    else:
+        lever, m = 0.15, 0.05
+        w.add_body("rack", mass=3.0, inertia=(0.1, 0.1, 0.1), pos=(0.0, 1.0, 0.0))
+        w.add_joint("follow", "prismatic", "world", "rack", anchor=(0.0, 1.0, 0.0),
+                    axis=(0.0, 0.0, 1.0))
+        follow_weight = ([0.0, 0.0, -3.0 * G], [0.0, 0.0, 0.0])
+    w.add_body("lead_arm", mass=1.0, inertia=(0.01, 0.05, 0.05), pos=(lever, 0.0, 0.0))
+    w.add_joint("lead", "revolute", "world", "lead_arm", axis=(0.0, 1.0, 0.0))
+    w.add_coupling("follow", "lead", multiplier=m, offset=0.0)
+    lead_weight = ([0.0, 0.0, -G], [0.0, lever * G, 0.0])
+    return w, lead_weight, follow_weight
+
+
+@pytest.mark.parametrize("follower", ["hinge", "slider"])
+def test_reactions_of_coupled_joints_at_rest_carry_the_couplings_share(follower):
+    """Each arm is at rest, so its joint's reaction (all the wrench body A exerts on B through
+    the joint) is minus its weight's wrench about the anchor, the moment about the axis
+    included, which only the coupling carries: tau_c = -tau_f on the follower (its row J_f) and
+    -m tau_c = -tau_l on the leader (its row -m J_l), tau_f, tau_l the weights' moments about
+    the axes. Without the coupling's share both axial parts would read 0."""
+    w, lead_weight, follow_weight = balanced(follower)
+    w.step(50)
+    lead, follow = w.joint_names.index("lead"), w.joint_names.index("follow")
+    assert np.max(np.abs(w.joint_vel)) < 1e-6          # held still by the coupling alone
+    for j, (force, moment) in ((lead, lead_weight), (follow, follow_weight)):
+        np.testing.assert_allclose(w.joint_reaction[j, :3], -np.array(force), atol=1e-6 * G)
+        np.testing.assert_allclose(w.joint_reaction[j, 3:], -np.array(moment), atol=1e-6 * G)
+
+
+def three_hinges():
+    """two_hinges and a third arm on a hinge at x = 2 (the chain's end)."""
+    w = two_hinges()
+    w.add_body("end_arm", mass=0.5, inertia=(0.005, 0.02, 0.02), pos=(2.25, 0.0, 0.0))
+    w.add_joint("end", "revolute", "world", "end_arm", anchor=(2.0, 0.0, 0.0),
+                axis=(0.0, 0.0, 1.0))
+    return w
+
+
+def test_a_chain_of_couplings_composes_to_its_root_leader():
+    """end follows follow follows lead: q_end = -0.5 q_follow + 0.2 = -0.5 (2 q_lead + 0.1)
+    + 0.2 = -q_lead + 0.15."""
+    w = three_hinges()
+    w.add_coupling("follow", "lead", multiplier=M, offset=O)
+    w.add_coupling("end", "follow", multiplier=-0.5, offset=0.2)
+    q = coords(w, 400)
+    assert np.ptp(q[:, 0]) > 0.4
+    np.testing.assert_allclose(q[1:, 1], M * q[1:, 0] + O, atol=TOL)
+    np.testing.assert_allclose(q[1:, 2], -q[1:, 0] + 0.15, atol=TOL)
+
+
+def test_a_cycle_of_couplings_is_a_value_error_naming_the_joints():
+    w = three_hinges()
+    w.add_coupling("follow", "lead")
+    w.add_coupling("end", "follow")
+    with pytest.raises(ValueError, match="cycle \\('lead' -> 'end' -> 'follow' -> 'lead'\\)"):
+        w.add_coupling("lead", "end")
+    w.step(1)                                # the refused coupling left nothing behind
+    assert np.all(np.isfinite(w.joint_coord))
+    pair = two_hinges()
+    pair.add_coupling("follow", "lead")
+    with pytest.raises(ValueError, match="cycle \\('lead' -> 'follow' -> 'lead'\\)"):
+        pair.add_coupling("lead", "follow")
+
+
+CHAIN = (SCENE.replace("MIMIC", "MIMIC_FOLLOW") + """
+[[joints]]
+name = "end"
+type = "revolute"
+body_a = "world"
+body_b = "end_arm"
+anchor = [2.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+MIMIC_END
+""").replace("bodies = [\n", 'bodies = [\n  { name = "end_arm", mass = 0.5, '
+                     'inertia = [0.005, 0.02, 0.02], pos = [2.25, 0.0, 0.0] },\n')
+
+
+def test_scene_file_chain_of_mimics_composes(tmp_path):
+    path = tmp_path / "chain.toml"
+    path.write_text(CHAIN.replace("MIMIC_FOLLOW", 'mimic = { joint = "lead", multiplier = 2.0, '
+                                  "offset = 0.1 }")
+                    .replace("MIMIC_END", 'mimic = { joint = "follow", multiplier = -0.5, '
+                             "offset = 0.2 }"))
+    world = load_scene(path)
+    q = coords(world, 300)
+    end = world.joint_names.index("end")
+    np.testing.assert_allclose(q[1:, end], -q[1:, 0] + 0.15, atol=TOL)
+
+
+def test_scene_file_mimic_cycle_is_one_scene_error_naming_file_and_joints(tmp_path):
+    path = tmp_path / "cycle.toml"
+    path.write_text(CHAIN.replace("MIMIC_FOLLOW", 'mimic = { joint = "end" }')
+                    .replace("MIMIC_END", 'mimic = { joint = "follow" }'))
+    with pytest.raises(SceneError) as err:
+        read_scene(path)
+    message = str(err.value)
+    assert str(path) in message and message.count("form a cycle") == 1
+    assert 'the mimic joints form a cycle ("follow" -> "end" -> "follow")' in message
+
+
+def test_urdf_chain_of_mimics_composes(tmp_path):
+    """A third finger mimicking the right one: q = 3 q_right - 0.2 = 6 q_left + 0.1."""
+    path = tmp_path / "chain.urdf"
+    path.write_text(URDF.replace("</robot>", """
+  <link name="thumb"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.001" iyy="0.002" izz="0.002"/></inertial></link>
+  <joint name="thumb_hinge" type="revolute"><parent link="palm"/><child link="thumb"/>
+    <origin xyz="0.05 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-10" upper="10" effort="5" velocity="4"/>
+    <mimic joint="right_hinge" multiplier="3" offset="-0.2"/></joint>
+</robot>"""))
+    world = load_scene(path)
+    world.set_controller("left_hinge", "position", kp=40.0, sine=(0.0, 0.1, 1.0))
+    q = coords(world, 300)
+    left, thumb = world.joint_names.index("left_hinge"), world.joint_names.index("thumb_hinge")
+    assert np.ptp(q[:, left]) > 0.05
+    np.testing.assert_allclose(q[1:, thumb], 6.0 * q[1:, left] + 0.1, atol=TOL)
+
+
+@pytest.mark.parametrize("left_mimic, right_mimic, message", [
+    ("", "right_hinge", 'line 11: joint "right_hinge": <mimic> names the joint itself'),
+    ('<mimic joint="right_hinge"/>', "left_hinge",
+     'line 8: joint "left_hinge": the <mimic> joints form a cycle ("left_hinge" -> '
+     '"right_hinge" -> "left_hinge")'),
+])
+def test_urdf_self_mimic_or_cycle_is_one_scene_error_naming_file_line_and_joints(
+        tmp_path, left_mimic, right_mimic, message):
+    path = tmp_path / "bad.urdf"
+    path.write_text(URDF.replace('velocity="4"/></joint>', f'velocity="4"/>{left_mimic}</joint>',
+                                 1).replace('mimic joint="left_hinge"',
+                                            f'mimic joint="{right_mimic}"'))
+    with pytest.raises(SceneError) as err:
+        read_scene(path)
+    assert str(err.value).startswith(f"{path}: {message}") and "\n" not in str(err.value)

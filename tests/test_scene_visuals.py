@@ -239,3 +239,63 @@ def test_screenshot_shows_the_visual_not_the_collision_shape(tmp_path):
 
     assert np.sum(near(0.0)) > 1000                                   # the red sphere
     assert np.sum(near(colorsys.rgb_to_hsv(*body_colour(1))[0])) == 0  # no box in its colour
+
+
+WORLD_VISUALS = """<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <geom name="sign" type="box" size="0.3 0.1 0.05" pos="0.5 -0.2 0.1" euler="0 0 90"
+          contype="0" conaffinity="0" group="1" rgba="1 0.5 0 1"/>
+    <geom name="hidden" type="sphere" size="0.1" pos="0 1 0" contype="0" conaffinity="0"
+          group="3"/>
+    <geom name="clear" type="sphere" size="0.1" pos="0 -1 0" contype="0" conaffinity="0"
+          rgba="1 1 1 0"/>
+    <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_world_visual_only_geoms_are_drawn_with_their_pose_and_colour(tmp_path):
+    """The world's visual-only box (contype = conaffinity = 0, group 1) is a visual of the
+    static "world.visuals" body, at the file's pos and turned 90 deg about z (euler in
+    degrees), in its rgba; the group-3 and the transparent geom are not drawn (MuJoCo's
+    viewer hides them), the floor stays a colliding plane."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "w.xml"
+    path.write_text(WORLD_VISUALS, encoding="utf-8")
+    world = quiet(load_scene, path)
+    i = world.body_names.index("world.visuals")
+    assert world.body_mass[i] == 0.0 and world.body_shapes[i] is None      # static, shapeless
+    (shape, pos, rot, rgba), = visual_world_poses(world, "world.visuals")
+    assert type(shape).__name__ == "Box"
+    np.testing.assert_allclose(shape.half_extents, [0.3, 0.1, 0.05])
+    np.testing.assert_allclose(pos, [0.5, -0.2, 0.1], atol=1e-9)
+    np.testing.assert_allclose(rot, rz(math.pi / 2), atol=1e-9)
+    np.testing.assert_allclose(rgba, [1.0, 0.5, 0.0, 1.0], atol=1e-7)
+    assert not {"sign", "hidden", "clear"} & set(world.body_names)   # no collision bodies
+    floor = world.body_names.index("floor")
+    assert type(world.body_shapes[floor]).__name__ == "Plane"
+    table = DrawTable(world.body_shapes, world.body_visuals)
+    rows = table.instances(world.body_pos, world.body_quat)
+    assert i in {int(b) for b in table.body}
+    np.testing.assert_allclose(rows["box"][table.body[table.groups["box"]] == i][0, 16:19],
+                               [1.0, 0.5, 0.0])
+
+
+def test_mjcf_world_visuals_survive_convert(tmp_path):
+    """The shapeless static body that carries them writes and reads back as it was."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "w.xml"
+    path.write_text(WORLD_VISUALS, encoding="utf-8")
+    spec = quiet(read_scene, path)
+    out = tmp_path / "w.toml"
+    out.write_text(scene_toml(spec, base=tmp_path), encoding="utf-8")
+    back = read_scene(out)
+    carrier = by_body(back, "world.visuals")
+    assert carrier.shape is None and carrier.kind == "static"
+    assert carrier.visuals == by_body(spec, "world.visuals").visuals and len(carrier.visuals) == 1
+
+
+def by_body(spec, name):
+    return next(b for b in spec.bodies if b.name == name)
