@@ -55,16 +55,20 @@ ROUNDING = 1e-9      # J: below this a gain is rounding
 
 @njit(**KERNEL)
 def body_energy(model, state, i, g):
-    """(kinetic, potential) energy of body i: m v^2 / 2 + w . I w / 2 and -m g . x."""
+    """(kinetic energy, potential energy, angular speed) of body i: m v^2 / 2 + L . I^-1 L / 2,
+    -m g . x and |I^-1 L|, from its angular momentum L (the state the step keeps; the
+    angular velocity a step starts from is the rate of its turn over h, not I^-1 L)."""
     q = state.body_quat[i]
-    w = quat_rotate((q[0], -q[1], -q[2], -q[3]),
-                    (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2]))
-    inertia = model.body_inertia[i]
+    lb = quat_rotate((q[0], -q[1], -q[2], -q[3]),
+                     (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2]))
+    inv = model.body_inv_inertia[i]
+    w0, w1, w2 = lb[0] * inv[0], lb[1] * inv[1], lb[2] * inv[2]
     m = 1.0 / model.body_inv_mass[i]
     v, x = state.body_vel[i], state.body_pos[i]
-    kinetic = 0.5 * (m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + inertia[0] * w[0] * w[0]
-                     + inertia[1] * w[1] * w[1] + inertia[2] * w[2] * w[2])
-    return kinetic, -m * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2])
+    kinetic = 0.5 * (m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                     + lb[0] * w0 + lb[1] * w1 + lb[2] * w2)
+    return (kinetic, -m * (g[0] * x[0] + g[1] * x[1] + g[2] * x[2]),
+            math.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
 
 
 @njit(**KERNEL)
@@ -77,9 +81,8 @@ def energy_before(model, state, work, settings):
     for i in range(model.body_kind.shape[0]):
         if model.body_kind[i] != DYNAMIC:
             continue
-        e[i, 0], e[i, 1] = body_energy(model, state, i, settings.gravity)
+        e[i, 0], e[i, 1], e[i, 3] = body_energy(model, state, i, settings.gravity)
         e[i, 2] = _norm(state.body_vel[i])
-        e[i, 3] = _norm(state.body_angvel[i])
     for m in range(model.motor_joint.shape[0]):
         work.motor_rate0[m] = abs(state.joint_vel[model.motor_joint[m]])
 
@@ -107,15 +110,14 @@ def energy_jump(model, state, work, settings):
             continue
         if kind != DYNAMIC:
             continue
-        kinetic, potential = body_energy(model, state, i, g)
+        kinetic, potential, turn = body_energy(model, state, i, g)
         d = kinetic + potential - e[i, 0] - e[i, 1]
         gain += d
         kinetic0 += e[i, 0]
         if best < 0 or d > best_gain:
             best, best_gain = i, d
         supply += h * (_norm(work.body_force_acc[i]) * max(e[i, 2], _norm(state.body_vel[i]))
-                       + _norm(work.body_torque_acc[i])
-                       * max(e[i, 3], _norm(state.body_angvel[i])))
+                       + _norm(work.body_torque_acc[i]) * max(e[i, 3], turn))
         supply += LIFT * weight_g / model.body_inv_mass[i]
     for m in range(model.motor_joint.shape[0]):
         rate = max(work.motor_rate0[m], abs(state.joint_vel[model.motor_joint[m]]))
