@@ -31,7 +31,7 @@ Why these bounds:
   (29 degrees) are a joint that no longer holds: JointGapError.
 * max_energy_gain: a step whose energy (kinetic, and gravity's potential) grows by more than
   this many times what its forces, motors and drag could supply (physics.energy) made energy
-  from nothing: EnergyJumpError. No shipped scene's step gains more than 0.72 times its
+  from nothing: EnergyJumpError. No shipped scene's step gains more than 0.48 times its
   supply; a body created 3 cm or more inside the floor gains more than 10 times it.
   0 turns each of these checks off.
 """

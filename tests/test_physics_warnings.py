@@ -165,7 +165,7 @@ SHIPPED = [("scenes/biped.toml", 2.0), ("scenes/door_push.toml", 3.0),
 @pytest.mark.parametrize("scene, seconds", SHIPPED)
 def test_the_shipped_scenes_stay_five_times_inside_the_bounds(scene, seconds):
     # measured at their own dt: joint gaps below 1e-15 m and 0.02 rad (the biped, the
-    # humanoid), no step gaining more than 0.72 times its supply (door_push)
+    # humanoid), no step gaining more than 0.48 times its supply (door_push)
     world = load_scene(REPO / scene)
     world.configure(max_joint_gap=0.02, max_joint_angle_gap=0.1, max_energy_gain=2.0)
     world.run(round(seconds / world.dt))
