@@ -317,6 +317,78 @@ def solve_packed_point(d, p, k, vel, angvel, a, b):
 
 
 @njit(**_JIT)
+def solve_packed_angular_rows(d, p, k, s, n, radius, angvel, a, b):
+    """An angular block of n rows, by the routine that skips its zero rows."""
+    if n == 1:
+        return solve_packed_row(d, p, k, s, radius, angvel, a, b)
+    if n == 2:
+        return solve_packed_pair(d, p, k, s, radius, angvel, a, b)
+    return solve_packed_angular(d, p, k, s, radius, angvel, a, b)
+
+
+@njit(**_JIT)
+def solve_packed_row(d, p, k, s, radius, angvel, a, b):
+    """An angular block of one row (a hinge's friction or limit row): solve_packed_angular's
+    arithmetic without the two zero rows (the same operations on the row it has, so the same
+    result to the bit)."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    e0 = -(d[k, 0] * (wb0 - wa0) + d[k, 1] * (wb1 - wa1) + d[k, 2] * (wb2 - wa2)
+           + d[k, A_BIAS])
+    o0 = p[k, 0]
+    p0 = o0 + d[k, A_K] * e0
+    clamped = False
+    if s == SLOT_FRICTION:
+        m2 = p0 * p0
+        if m2 > radius * radius:
+            p0 = p0 * (radius / math.sqrt(m2))
+            clamped = True
+    elif s == SLOT_LOWER or s == SLOT_UPPER:
+        if p0 < 0.0:
+            p0 = 0.0
+            clamped = True
+    p[k, 0] = p0
+    d0 = p0 - o0
+    angvel[a, 0] = wa0 + d[k, A_WA] * d0
+    angvel[a, 1] = wa1 + d[k, A_WA + 1] * d0
+    angvel[a, 2] = wa2 + d[k, A_WA + 2] * d0
+    angvel[b, 0] = wb0 + d[k, A_WB] * d0
+    angvel[b, 1] = wb1 + d[k, A_WB + 1] * d0
+    angvel[b, 2] = wb2 + d[k, A_WB + 2] * d0
+    return d0 * d0, clamped
+
+
+@njit(**_JIT)
+def solve_packed_pair(d, p, k, s, radius, angvel, a, b):
+    """An angular block of two rows (a hinge's rotation lock): solve_packed_angular's
+    arithmetic without the zero third row."""
+    wa0, wa1, wa2 = angvel[a, 0], angvel[a, 1], angvel[a, 2]
+    wb0, wb1, wb2 = angvel[b, 0], angvel[b, 1], angvel[b, 2]
+    dw0, dw1, dw2 = wb0 - wa0, wb1 - wa1, wb2 - wa2
+    e0 = -(d[k, 0] * dw0 + d[k, 1] * dw1 + d[k, 2] * dw2 + d[k, A_BIAS])
+    e1 = -(d[k, 3] * dw0 + d[k, 4] * dw1 + d[k, 5] * dw2 + d[k, A_BIAS + 1])
+    o0, o1 = p[k, 0], p[k, 1]
+    p0 = o0 + d[k, A_K] * e0 + d[k, A_K + 1] * e1
+    p1 = o1 + d[k, A_K + 3] * e0 + d[k, A_K + 4] * e1
+    clamped = False
+    if s == SLOT_FRICTION:
+        m2 = p0 * p0 + p1 * p1
+        if m2 > radius * radius:
+            f = radius / math.sqrt(m2)
+            p0, p1 = p0 * f, p1 * f
+            clamped = True
+    p[k, 0] = p0
+    p[k, 1] = p1
+    d0, d1 = p0 - o0, p1 - o1
+    for c in range(3):
+        angvel[a, c] = (wa0 if c == 0 else (wa1 if c == 1 else wa2)) + (
+            d[k, A_WA + c] * d0 + d[k, A_WA + 3 + c] * d1)
+        angvel[b, c] = (wb0 if c == 0 else (wb1 if c == 1 else wb2)) + (
+            d[k, A_WB + c] * d0 + d[k, A_WB + 3 + c] * d1)
+    return d0 * d0 + d1 * d1, clamped
+
+
+@njit(**_JIT)
 def solve_packed_angular(d, p, k, s, radius, angvel, a, b):
     """An angular block (rows past n are zero): dp = -K^-1 (Cdot + bias), the accumulated
     impulse clamped by slot (friction ball, limit >= 0). Returns (|dp|^2, clamped)."""

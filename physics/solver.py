@@ -8,8 +8,10 @@ Only this module knows the order of the stages of one step:
     2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
     3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
     4. follow geometry        velocities onto the joints at the poses of time t (equality rows,
-                              RATTLE's velocity half); DC motors' rows and coefficients
-                              (motor.py); viscous joint damping's rows (damper.py)
+                              RATTLE's velocity half), the DC motors' rotors carried with
+                              them (their rows and inertia in the projection and the energy,
+                              motor.py); the motors' coefficients; viscous joint damping's
+                              rows (damper.py)
     5. prepare contacts       arms, tangents, effective masses, approach speeds
     6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
                               F and tau include the drag, a spring-damper computed from this
@@ -61,7 +63,7 @@ from .constraint import (
     pack_block,
     row_velocity,
     solve_general_block,
-    solve_packed_angular,
+    solve_packed_angular_rows,
     solve_packed_point,
     solve_position_block,
 )
@@ -128,9 +130,13 @@ from .model import (
     STATIC,
 )
 from .motor import (
+    add_rotor_energy,
     control_motors,
     finish_motors,
+    motor_rows,
     prepare_motors,
+    project_rotors,
+    scale_rotors,
     solve_motors,
     warm_start_motors,
 )
@@ -271,10 +277,17 @@ def follow_geometry(model, state, work, settings):
     forces' impulses. One degree of freedom is then exact (a door braked by friction follows
     the clamped-impulse recurrence); islands driven by kinematic bodies, and losses larger
     than MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
+
+    A DC motor's rotor is a body turning with its joint (motor.py): its row J v - s = 0 and
+    inertia J_r are in the projection, its energy J_r s^2 / 2 in its island's, and its speed s
+    is scaled with the island's velocities.
     """
     before = work.island_energy[0]
     after = work.island_energy[1]
     kinetic_energy_by_island(model, state, work, before)
+    rotors = model.motor_joint.shape[0] > 0
+    if rotors:
+        add_rotor_energy(model, work, before)
     J, W, kinv = work.joint_J, work.joint_W, work.joint_kinv
     p = work.geometry_impulse
     p[:] = 0.0
@@ -294,10 +307,15 @@ def follow_geometry(model, state, work, settings):
             if kind == KIND_POINT:
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             elif kind == KIND_ANGULAR:
-                dp2, _ = solve_packed_angular(data, pk, k, s, 0.0, angvel, a, b)
+                dp2, _ = solve_packed_angular_rows(data, pk, k, s, n, 0.0, angvel, a, b)
             else:
                 dp2, _ = solve_general_block(J, W, kinv, work.joint_bias, p, j, s, n, 0.0,
                                              vel, angvel, a, b)
+            if dp2 > worst:
+                worst = dp2
+        if rotors:
+            dp2 = project_rotors(model.motor_joint, model.joint_body, work.motor_coef,
+                                 work.motor_row, work.motor_w, vel, angvel)
             if dp2 > worst:
                 worst = dp2
         if worst <= tol2:
@@ -309,10 +327,14 @@ def follow_geometry(model, state, work, settings):
             for q in range(3):
                 p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
     kinetic_energy_by_island(model, state, work, after)
+    if rotors:
+        add_rotor_energy(model, work, after)
     for i in range(model.body_kind.shape[0]):   # islands aimed at the step's end (RATTLE)
         if work.body_ball_held[i] and model.body_island[i] >= 0:   # keep their energy
             after[model.body_island[i]] = 0.0                    # without a rescale
     restore_island_energy(model, state, work, before, after)
+    if rotors:
+        scale_rotors(model, work, work.island_acc)
     momentum_follows_impulses(model, state, work)
     copy_rows(work.body_free_angvel, angvel)
 
@@ -773,8 +795,8 @@ def solve_velocities(model, state, work, contacts, settings):
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             else:
                 if kind == KIND_ANGULAR:
-                    dp2, clamped = solve_packed_angular(data, pk, k, s, friction[j] * h,
-                                                        angvel, a, b)
+                    dp2, clamped = solve_packed_angular_rows(data, pk, k, s, n,
+                                                             friction[j] * h, angvel, a, b)
                 else:
                     dp2, clamped = solve_general_block(J, W, kinv, bias, p, j, s, n,
                                                        friction[j] * h, vel, angvel, a, b)
@@ -783,8 +805,9 @@ def solve_velocities(model, state, work, contacts, settings):
             if dp2 > worst:
                 worst = dp2
         if model.motor_joint.shape[0] > 0:
-            dp2 = solve_motors(model.motor_joint, model.joint_body, work.motor_coef,
-                               work.motor_row, work.motor_w, work.motor_impulse, vel, angvel)
+            dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
+                               work.motor_coef, work.motor_row, work.motor_w,
+                               work.motor_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2
         if work.damper_count[0] > 0:
@@ -1182,6 +1205,7 @@ def step(model, state, work, contacts, settings):
             return OVERFLOW
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
+    motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)

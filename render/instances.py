@@ -191,6 +191,19 @@ def _leaf_parts(shape, colour, i):
     return [(key, offset, scale, colour) for key, offset, scale in parts]
 
 
+def planes_seen_from_above(rows, eye):
+    """The rows (k, 19) of plane slabs whose top side faces the camera at eye (3,): a slab
+    seen from below would hide everything above it (an orbit under the floor showed only the
+    overlays), so from there it is left out and the bodies are seen through the ground."""
+    rows = np.asarray(rows)
+    if not len(rows):
+        return rows
+    normal = rows[:, 8:11].astype(float)       # the slab's z column: its thickness axis
+    centre = rows[:, 12:15].astype(float)
+    above = np.einsum("ki,ki->k", np.asarray(eye, dtype=float) - centre, normal) > 0.0
+    return rows[above]
+
+
 def point_instances(points, radius, colours):
     """Rows (k, 19) drawing a sphere of `radius` at each point (k, 3) in colours (k, 3)."""
     points = np.asarray(points, dtype=float).reshape(-1, 3)

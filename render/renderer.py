@@ -11,7 +11,14 @@ import math
 import numpy as np
 
 from . import meshes
-from .instances import MESHES, DrawTable, hull_mesh, point_instances, scene_bounds
+from .instances import (
+    MESHES,
+    DrawTable,
+    hull_mesh,
+    planes_seen_from_above,
+    point_instances,
+    scene_bounds,
+)
 from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
 
 BACKGROUND = (0.13, 0.14, 0.17)
@@ -155,7 +162,7 @@ class Renderer:
             table = self._collision_table
         instances = table.instances(body_pos, body_quat)
         self._sync_hull_meshes(instances)
-        self.meshes["plane"].draw(instances.pop("plane"))
+        self.meshes["plane"].draw(planes_seen_from_above(instances.pop("plane"), camera.eye))
         if shadows:
             self._draw_shadows(instances)
         for name, rows in instances.items():

@@ -78,11 +78,10 @@ What maps, and how:
   (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
   a second actuator on one joint do not map.
 
-Known gaps (tests/test_scene_mjcf.py): an armature in a chain of joints (the humanoid's arm)
-drifts 0.17 rad from MuJoCo's run in 0.5 s at any dt, where a single hinge matches it to
-1e-9 rad (a rotor-inertia matter of the engine); and a tree as big as the humanoid's needs
-about 1000 solver iterations (``--iterations 1000``) to converge, the scene keeps Sharnir's
-default.
+Known gaps (tests/test_scene_mjcf.py): a tree as big as the humanoid's needs about 1000 solver
+iterations (``--iterations 1000``) to converge, the scene keeps Sharnir's default. (An
+armature in a chain of joints follows MuJoCo's run like the chain without one, to first order
+in dt: the rotor is carried with the bodies, physics/motor.py.)
 
 Everything that does not map (tendons, equality constraints, sensors, contact pairs, soft
 contact parameters, margins, fluid forces, non-Euler integrators, ...) is named in ONE warning

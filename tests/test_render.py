@@ -252,3 +252,19 @@ def test_the_window_reads_the_physics_only_through_snapshots():
     for name in ("app/window.py", "app/panel.py", "app/framing.py", "app/drag.py"):
         text = (repo / name).read_text()
         assert not re.search(r"thread\._|\._world\b|_world\b\"", text), name
+
+
+def test_a_ground_plane_seen_from_below_is_left_out_so_it_hides_nothing():
+    # an orbit under the floor showed only the overlays: the slab hid every body above it
+    from sharnir.render.instances import DrawTable, planes_seen_from_above
+    table = DrawTable([Plane(), Box((0.1, 0.1, 0.1))])
+    quat = np.array([[1.0, 0, 0, 0], [1.0, 0, 0, 0]])
+    rows = table.instances(np.array([[0.0, 0, 0], [0.0, 0, 1.0]]), quat)["plane"]
+    assert len(rows) == 1
+    assert len(planes_seen_from_above(rows, (3.0, 1.0, 2.0))) == 1     # above: drawn
+    assert len(planes_seen_from_above(rows, (3.0, 1.0, -0.5))) == 0    # below: left out
+    # a plane tilted 90 degrees about x (its top facing -y) is judged by its own normal
+    half = math.sqrt(0.5)
+    tilted = DrawTable([Plane()]).instances(np.zeros((1, 3)), np.array([[half, half, 0, 0]]))
+    assert len(planes_seen_from_above(tilted["plane"], (0.0, -2.0, 5.0))) == 1
+    assert len(planes_seen_from_above(tilted["plane"], (0.0, 2.0, 5.0))) == 0
