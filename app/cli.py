@@ -68,10 +68,13 @@ outputs:
   Outputs are written whole or not at all; missing folders are created.
 
 blow-ups:
-  A state that is not finite, or a body faster than the scene's [world] max_speed
-  (default 1e4 m/s) or turning faster than max_angular_speed (1e5 rad/s), stops
-  the run with one error line naming the body, the step and the time (status 2);
-  --set world.max_speed=0 turns that check off.
+  A state that is not finite, a body faster than the scene's [world] max_speed
+  (default 1e4 m/s) or turning faster than max_angular_speed (1e5 rad/s), a
+  joint open by more than max_joint_gap (0.1 m) or max_joint_angle_gap (0.5 rad),
+  or a step gaining more energy than max_energy_gain (10) times what its forces,
+  motors and drag could supply, stops the run with one error line naming the
+  body or joint, the value, the bound, the step and the time (status 2);
+  --set world.max_speed=0 (or the other setting) turns that check off.
 
 files:
   A scene reads meshes and included files only from its own folder, Sharnir's

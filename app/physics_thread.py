@@ -9,9 +9,10 @@ kernel call -- so the render thread runs beside it rather than waiting for the G
 No exception ends the thread: a refused command is reported in the snapshot's `error`, and
 a simulation that goes non-finite pauses with the engine's message there; so does any
 exception of a stage the loop runs by itself (stepping, publishing), reported once rather
-than at every iteration. A body beyond the speed bounds (physics.RunawayError: finite, but
-an explosion, not physics) pauses the same way; Resume or Step then goes on with the speed
-checks off for this world (Reset or a load brings them back), as the message says.
+than at every iteration. A step beyond a stated bound (physics.BoundError: a body beyond
+the speed bounds, a joint pulled apart, energy from nothing; finite, but an explosion, not
+physics) pauses the same way; Resume or Step then goes on with that check off for this world
+(Reset or a load brings it back), as the message says.
 One call steps for at most about MAX_CALL_S of wall time, so commands are answered within
 that (or one step, if a step takes longer) at any dt.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics import RunawayError, SimulationError, World
+from sharnir.physics import BoundError, RunawayError, SimulationError, World
 from sharnir.physics.settings import SETTINGS
 from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
@@ -104,7 +105,7 @@ class PhysicsThread(threading.Thread):
         self._compile_progress = None   # (kernels done, total, seconds) while compiling
         self._error, self._error_count = None, 0
         self._warning = None
-        self._runaway = False       # a body beyond the speed bounds paused this world
+        self._runaway = ()          # the settings whose check paused this world (BoundError)
         self._generation = 0
         self._owed = 0.0            # simulated seconds due but not yet stepped
         self._sim_total = 0.0       # simulated seconds stepped, over all worlds (for the RTF)
@@ -222,11 +223,12 @@ class PhysicsThread(threading.Thread):
     def _advance(self, k):
         try:
             rec = self._world.run(k)
-        except RunawayError as exc:
+        except BoundError as exc:
             self._set_paused(True)
-            self._runaway = True
+            self._runaway = exc.switch_off
+            checks = "the speed checks" if isinstance(exc, RunawayError) else "this check"
             self._report(f"{exc}; paused (reset to start again, or resume to go on without "
-                         "the speed checks)")
+                         f"{checks})")
             return
         except SimulationError as exc:
             self._set_paused(True)
@@ -299,11 +301,12 @@ class PhysicsThread(threading.Thread):
             self._report(f"{what}: {exc}; the previous value is kept")
 
     def _past_runaway(self):
-        """Going on after a runaway pause: the speed checks are turned off for this world
-        (they would fire again at once), as the pause's message said."""
+        """Going on after a pause for a bound (a runaway, a joint gap, an energy jump): that
+        check is turned off for this world (it would fire again at once), as the pause's
+        message said."""
         if self._runaway:
-            self._world.configure(max_speed=0.0, max_angular_speed=0.0)
-            self._runaway = False
+            self._world.configure(**dict.fromkeys(self._runaway, 0.0))
+            self._runaway = ()
 
     def _set_paused(self, paused):
         if paused:
@@ -366,7 +369,7 @@ class PhysicsThread(threading.Thread):
         self._history.clear()
         self._history_rows = 0
         self._error = None
-        self._runaway = False
+        self._runaway = ()
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),

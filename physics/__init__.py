@@ -11,7 +11,10 @@ cache.register()  # before any kernel module is imported
 
 from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
 from .world import (  # noqa: E402
+    BoundError,
     DCMotor,
+    EnergyJumpError,
+    JointGapError,
     Material,
     Recording,
     RunawayError,
@@ -19,5 +22,6 @@ from .world import (  # noqa: E402
     World,
 )
 
-__all__ = ["World", "Recording", "SimulationError", "RunawayError", "Material", "DCMotor",
-           "Box", "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]
+__all__ = ["World", "Recording", "SimulationError", "BoundError", "RunawayError",
+           "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box",
+           "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]

@@ -25,6 +25,13 @@ REACTION = 6
 (REC_COORD, REC_VEL, REC_FRICTION, REC_SLIDING, REC_VOLTAGE, REC_CURRENT, REC_TORQUE,
  REC_MOTOR_SPEED, REC_REACTION, REC_CHANNELS) = 0, 1, 2, 3, 4, 5, 6, 7, 8, 14
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
+# state.solver_stats after the five of the step (model.State): 1 + the joint found beyond a
+# gap bound at the step's start (0: none), its gap (m or rad) and whether it is the angular
+# one; the largest point / off-axis and angular gaps of all joints then (m, rad); the step's
+# energy gain (J), what its sources could supply (J, energy.py) and 1 + the body that gained
+# most
+(STAT_GAP_JOINT, STAT_GAP, STAT_GAP_ANGULAR, STAT_WORST_GAP, STAT_WORST_ANGLE, STAT_GAIN,
+ STAT_SUPPLY, STAT_ENERGY_BODY, STATS) = 5, 6, 7, 8, 9, 10, 11, 12, 13
 
 Model = namedtuple("Model", [
     "body_kind",           # (nbody,) int64: STATIC, DYNAMIC, KINEMATIC
@@ -114,9 +121,10 @@ State = namedtuple("State", [
                              #   about the anchor on B; J^T p / dt of the last step
     "body_contact",          # (nbody, REACTION) summed contact force (N) on each body and its
                              #   torque about the centre of mass (N m), world, the last step
-    "solver_stats",          # (5,) iterations, final residual max|dp|, solve seconds,
+    "solver_stats",          # (STATS,) iterations, final residual max|dp|, solve seconds,
                              #      1 + index of the first body found non-finite (0: none),
-                             #      1 + index of the first body beyond the speed bounds
+                             #      1 + index of the first body beyond the speed bounds,
+                             #      then the STAT_* entries below (joint gaps, energy)
 ])
 
 Work = namedtuple("Work", [
@@ -162,6 +170,9 @@ Work = namedtuple("Work", [
     "coupling_coef",         # (ncoupling, COUPLING_COEFS) k, aimed rate, error
     "coupling_impulse",      # (ncoupling,) accumulated impulse (warm start)
     "k3",                    # (3, 3) scratch
+    "body_energy",           # (nbody, 4) kinetic, potential energy, |v|, |w| at the step's
+                             #   start (energy.py)
+    "motor_rate0",           # (nmotor,) |rate| of each motor's joint at the step's start
 ])
 
 Settings = namedtuple("Settings", [
@@ -177,16 +188,23 @@ Settings = namedtuple("Settings", [
                              #   manifold (contact.detect_contacts); 0 = every pair afresh
     "max_speed",             # m/s: a dynamic body faster than this ends the step as RUNAWAY
     "max_angular_speed",     # rad/s: likewise for its angular velocity; 0 turns either off
+    "max_joint_gap",         # m: a joint's point lock or slider off-axis error beyond this at
+                             #   the start of a step ends it as JOINT_GAP (0: off)
+    "max_joint_angle_gap",   # rad: likewise for its axis or orientation lock
+    "max_energy_gain",       # a step whose energy gain exceeds this many times what its
+                             #   sources could supply ends as ENERGY_JUMP (0: off; energy.py)
 ])
 
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
-                  manifold_reuse, max_speed, max_angular_speed):
+                  manifold_reuse, max_speed, max_angular_speed, max_joint_gap,
+                  max_joint_angle_gap, max_energy_gain):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
                     float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
-                    float(manifold_reuse), float(max_speed), float(max_angular_speed))
+                    float(manifold_reuse), float(max_speed), float(max_angular_speed),
+                    float(max_joint_gap), float(max_joint_angle_gap), float(max_energy_gain))
 
 
 def make_state(nbody, njoint, nmotor=0):
@@ -208,7 +226,7 @@ def make_state(nbody, njoint, nmotor=0):
         joint_vel=np.zeros(njoint), joint_friction_force=np.zeros(njoint),
         joint_friction_vec=np.zeros((njoint, 3)), joint_sliding=np.zeros(njoint, np.bool_),
         joint_reaction=np.zeros((njoint, REACTION)), body_contact=np.zeros((nbody, REACTION)),
-        solver_stats=np.zeros(5))
+        solver_stats=np.zeros(STATS))
 
 
 def make_work(nbody, njoint, ngroup, nisland, nmotor=0, ncoupling=0):
@@ -239,4 +257,5 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0, ncoupling=0):
         coupling_body=np.zeros((ncoupling, 4), np.int64),
         coupling_J=np.zeros((ncoupling, 4, 6)), coupling_W=np.zeros((ncoupling, 4, 6)),
         coupling_coef=np.zeros((ncoupling, COUPLING_COEFS)),
-        coupling_impulse=np.zeros(ncoupling))
+        coupling_impulse=np.zeros(ncoupling),
+        body_energy=np.zeros((nbody, 4)), motor_rate0=np.zeros(nmotor))

@@ -23,6 +23,17 @@ Why these bounds:
   the run there (physics.world.RunawayError) instead of passing the explosion off as physics.
   0 turns the check off; the largest bound, 1e10, is MuJoCo's mjMAXVAL, beyond which MuJoCo
   resets the simulation (mjWARN_BADQVEL).
+* max_joint_gap, max_joint_angle_gap: a joint's equality rows' error (its point lock or a
+  slider's off-axis error in m; its axis lock, the sine of the angle for a hinge, or
+  orientation lock in rad), found where each step builds the joints' rows (the pose the last
+  step left). The shipped scenes at their own dt never exceed 1e-15 m (the tree pass closes
+  point locks exactly) and 0.02 rad (the biped, MuJoCo's humanoid), so 0.1 m and 0.5 rad
+  (29 degrees) are a joint that no longer holds: JointGapError.
+* max_energy_gain: a step whose energy (kinetic, and gravity's potential) grows by more than
+  this many times what its forces, motors and drag could supply (physics.energy) made energy
+  from nothing: EnergyJumpError. No shipped scene's step gains more than 0.48 times its
+  supply; a body created 3 cm or more inside the floor gains more than 10 times it.
+  0 turns each of these checks off.
 """
 import math
 import numbers
@@ -138,6 +149,13 @@ SETTINGS = dict([
              "a dynamic body faster than this stops the run as a blow-up, 0 = off"),
     _setting("max_angular_speed", "float", 0.0, 1e10, "rad/s", 1e5,
              "a dynamic body turning faster than this stops the run, 0 = off"),
+    _setting("max_joint_gap", "float", 0.0, 1e10, "m", 0.1,
+             "a joint's anchors or slider axis this far apart stops the run, 0 = off"),
+    _setting("max_joint_angle_gap", "float", 0.0, 10.0, "rad", 0.5,
+             "a joint's locked axes this far out of line stop the run, 0 = off"),
+    _setting("max_energy_gain", "float", 0.0, 1e10, "x", 10.0,
+             "energy gained in a step beyond this many times what could supply it "
+             "stops the run, 0 = off"),
     # a joint's Coulomb friction limit (a scene's [[joints]] friction, World.set_friction)
     _setting("friction", "float", 0.0, 1e6, "N m or N", 0.0,
              "a joint's Coulomb friction limit (N m turning, N sliding)"),
@@ -150,7 +168,8 @@ SETTINGS = dict([
 ])
 # The settings World.configure takes, in the order World(...) lists them.
 WORLD_SETTINGS = ("dt", "gravity", "iterations", "position_iterations", "tolerance",
-                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed")
+                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed",
+                  "max_joint_gap", "max_joint_angle_gap", "max_energy_gain")
 
 
 def check(name, value):

@@ -80,6 +80,7 @@ from .contact_solver import (
 )
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
+from .energy import energy_before, energy_jump
 from .jit import KERNEL, copy_rows
 from .joint import (
     BLOCK_KIND,
@@ -121,6 +122,11 @@ from .model import (
     REC_TORQUE,
     REC_VEL,
     REC_VOLTAGE,
+    STAT_GAP,
+    STAT_GAP_ANGULAR,
+    STAT_GAP_JOINT,
+    STAT_WORST_ANGLE,
+    STAT_WORST_GAP,
     STATIC,
 )
 from .motor import (
@@ -142,7 +148,9 @@ _JIT = KERNEL
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
-OK, NONFINITE, OVERFLOW, RUNAWAY = 0, 1, 2, 3  # step status
+# step status: RUNAWAY, JOINT_GAP and ENERGY_JUMP are steps done whose result no real system
+# has (a body beyond the speed bounds, a joint pulled apart, energy from nothing)
+OK, NONFINITE, OVERFLOW, RUNAWAY, JOINT_GAP, ENERGY_JUMP = 0, 1, 2, 3, 4, 5
 POSITION_STALL = 0.5   # a position sweep that leaves more than this share of the error the
                        # previous one met is the last: a light link between heavy ones (a
                        # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
@@ -630,17 +638,32 @@ LIMIT_REACH_SPEED = 25.0   # rad/s or m/s
 
 @njit(**_JIT)
 def prepare_joints(model, state, work, settings):
-    """Rows at the current poses (J, W, K^-1, bias) and the list of active blocks."""
+    """Rows at the current poses (J, W, K^-1, bias) and the list of active blocks; the joints'
+    gaps at these poses, the end of the last step, into solver_stats (joint_gaps)."""
     h = settings.dt
     J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
+    C = work.joint_C
     count = 0
+    worst, worst_angle, worst_j, worst_angle_j = 0.0, 0.0, -1, -1
     for j in range(model.joint_type.shape[0]):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
-        coord = joint_rows(J, work.joint_C, j, jt, state.body_pos, state.body_quat, a, b,
+        coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
                            model.joint_local_anchor, model.joint_local_frame,
                            state.joint_coord[j])
+        for s in range(SLOT_LOWER):   # the equality blocks' errors: the joint's gaps
+            n = BLOCK_ROWS[jt, s]
+            if n == 0:
+                continue
+            c2 = 0.0
+            for r in range(n):
+                c2 += C[j, s, r] * C[j, s, r]
+            if BLOCK_KIND[jt, s] == KIND_ANGULAR:
+                if c2 > worst_angle:
+                    worst_angle, worst_angle_j = c2, j
+            elif c2 > worst:
+                worst, worst_j = c2, j
         for s in range(MAX_BLOCKS):
             n = BLOCK_ROWS[jt, s]
             if s == SLOT_LOWER or s == SLOT_UPPER:
@@ -675,6 +698,29 @@ def prepare_joints(model, state, work, settings):
             if BLOCK_KIND[jt, s] != KIND_GENERAL:
                 pack_block(J, W, kinv, bias, j, s, BLOCK_KIND[jt, s], work.block_data[count - 1])
     work.block_count[0] = count
+    joint_gaps(state.solver_stats, settings, math.sqrt(worst), worst_j, math.sqrt(worst_angle),
+               worst_angle_j)
+
+
+@njit(**_JIT)
+def joint_gaps(stats, settings, gap, j, angle, j_angle):
+    """Record the largest point / off-axis gap (m, joint j) and angular gap (rad, joint
+    j_angle) of the equality blocks, and which joint is beyond max_joint_gap or
+    max_joint_angle_gap (the linear one first; 0 bounds are off). The gaps are those of the
+    poses the step starts from: the joints' rows are built there, so this costs no pass of
+    its own (the pose a step ends with is checked by the next step)."""
+    stats[STAT_WORST_GAP] = gap
+    stats[STAT_WORST_ANGLE] = angle
+    stats[STAT_GAP_JOINT] = 0.0
+    stats[STAT_GAP] = 0.0
+    stats[STAT_GAP_ANGULAR] = 0.0
+    if settings.max_joint_gap > 0.0 and gap > settings.max_joint_gap:
+        stats[STAT_GAP_JOINT] = j + 1
+        stats[STAT_GAP] = gap
+    elif settings.max_joint_angle_gap > 0.0 and angle > settings.max_joint_angle_gap:
+        stats[STAT_GAP_JOINT] = j_angle + 1
+        stats[STAT_GAP] = angle
+        stats[STAT_GAP_ANGULAR] = 1.0
 
 
 @njit(**_JIT)
@@ -1146,9 +1192,12 @@ def first_runaway_body(body_kind, state, max_speed, max_angular_speed):
 def step(model, state, work, contacts, settings):
     """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
     non-finite), RUNAWAY (a dynamic body beyond the speed bounds: finite, but no real
-    system's; solver_stats[4] names it) or OVERFLOW (the contact arrays are too small:
-    nothing changed, grow them and call again)."""
+    system's; solver_stats[4] names it), JOINT_GAP (a joint was open beyond max_joint_gap or
+    max_joint_angle_gap at the step's start; solver_stats[STAT_GAP_JOINT] names it),
+    ENERGY_JUMP (the step gained energy far beyond its sources: energy.py) or OVERFLOW (the
+    contact arrays are too small: nothing changed, grow them and call again)."""
     free_motion(model, state, work, settings)
+    energy_before(model, state, work, settings)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
@@ -1199,7 +1248,12 @@ def step(model, state, work, contacts, settings):
     fast = first_runaway_body(model.body_kind, state, settings.max_speed,
                               settings.max_angular_speed)
     state.solver_stats[4] = fast + 1
-    return OK if fast < 0 else RUNAWAY
+    jump = energy_jump(model, state, work, settings)
+    if fast >= 0:
+        return RUNAWAY
+    if state.solver_stats[STAT_GAP_JOINT] > 0.0:
+        return JOINT_GAP
+    return ENERGY_JUMP if jump else OK
 
 
 @njit(**_JIT)
@@ -1213,8 +1267,9 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
     rec_quat (n, nbody, 4), rec_contact (n, len(contact_bodies), REACTION) the summed contact
     wrench of the bodies contact_bodies (int64).
     Returns (steps done, status of the last step): fewer steps than asked when the state
-    went non-finite (NONFINITE), a body ran away (RUNAWAY, that step done and recorded) or
-    the contact arrays must grow (OVERFLOW, that step not done)."""
+    went non-finite (NONFINITE), a body ran away (RUNAWAY), a joint was pulled apart
+    (JOINT_GAP) or energy came from nothing (ENERGY_JUMP) -- those three steps done and
+    recorded -- or the contact arrays must grow (OVERFLOW, that step not done)."""
     for k in range(nsteps):
         status = step(model, state, work, contacts, settings)
         if status == OVERFLOW:

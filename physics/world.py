@@ -34,6 +34,11 @@ from .model import (  # noqa: E402
     REACTION,
     REC_CHANNELS,
     REC_VOLTAGE,
+    STAT_ENERGY_BODY,
+    STAT_GAIN,
+    STAT_GAP,
+    STAT_GAP_ANGULAR,
+    STAT_GAP_JOINT,
     STATIC,
     Model,
     make_settings,
@@ -41,6 +46,7 @@ from .model import (  # noqa: E402
     make_work,
 )
 from .model import KINEMATIC as KIND_KINEMATIC
+from .model import STAT_SUPPLY as STAT_ENERGY_SUPPLY
 from .motor import (
     CTRL_POSITION,
     CTRL_VELOCITY,
@@ -63,7 +69,7 @@ from .shape import (  # noqa: E402
 )
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
-from .solver import NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
+from .solver import ENERGY_JUMP, JOINT_GAP, NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
 from .tree import build_islands, build_tree  # noqa: E402
 
 
@@ -71,16 +77,51 @@ class SimulationError(RuntimeError):
     """The state went non-finite (NaN or inf); the message names the body and the time."""
 
 
-class RunawayError(SimulationError):
+class BoundError(SimulationError):
+    """A step's result is finite but beyond a bound no real system passes (issue 13, like
+    MuJoCo's warnings): a body too fast (RunawayError), a joint pulled apart (JointGapError),
+    energy from nothing (EnergyJumpError). The message is one line naming what, the value,
+    the bound and its setting, the step and the time; the same facts are attributes.
+    `switch_off` names the settings whose 0 turns the check off (the app's Resume does). The
+    state is that after the step that found it."""
+
+    def __init__(self, message, *, quantity, value, bound, setting, step, time,
+                 switch_off=None):
+        super().__init__(message)
+        self.quantity, self.value, self.bound = quantity, value, bound
+        self.setting, self.step, self.time = setting, step, time
+        self.switch_off = (setting,) if switch_off is None else tuple(switch_off)
+
+
+class RunawayError(BoundError):
     """A dynamic body moves or turns faster than the `max_speed` / `max_angular_speed`
     settings allow: finite, but no real system's (a force of 1e13 N, a solve gone wrong).
-    The message is one line naming the body, the quantity, its value and bound, the step and
-    the time; the same facts are attributes. The state is that after the step that found it."""
+    `body` names it; going on turns both speed checks off."""
 
-    def __init__(self, message, *, body, quantity, value, bound, setting, step, time):
-        super().__init__(message)
-        self.body, self.quantity, self.value, self.bound = body, quantity, value, bound
-        self.setting, self.step, self.time = setting, step, time
+    def __init__(self, message, *, body, **facts):
+        super().__init__(message, switch_off=("max_speed", "max_angular_speed"), **facts)
+        self.body = body
+
+
+class JointGapError(BoundError):
+    """A joint's anchors (or a slider's axis) are further apart than `max_joint_gap`, or its
+    locked axes further out of line than `max_joint_angle_gap`: the joint no longer holds
+    (a load no joint could take, a chain driven past what the solve can follow). `joint`
+    names it; `step` and `time` are those of the pose found open (the next step finds it)."""
+
+    def __init__(self, message, *, joint, **facts):
+        super().__init__(message, **facts)
+        self.joint = joint
+
+
+class EnergyJumpError(BoundError):
+    """A step gained more energy than `max_energy_gain` times what its forces, motors and
+    drag could supply (physics.energy): energy from nothing. `value` is the gain (J),
+    `supply` what could supply it (J), `bound` the factor, `body` the body that gained most."""
+
+    def __init__(self, message, *, body, supply, **facts):
+        super().__init__(message, **facts)
+        self.body, self.supply = body, supply
 
 
 def _vec(name, value, n=3):
@@ -328,7 +369,10 @@ class World:
                  warm_start=SETTINGS["warm_start"].default,
                  manifold_reuse=SETTINGS["manifold_reuse"].default,
                  max_speed=SETTINGS["max_speed"].default,
-                 max_angular_speed=SETTINGS["max_angular_speed"].default):
+                 max_angular_speed=SETTINGS["max_angular_speed"].default,
+                 max_joint_gap=SETTINGS["max_joint_gap"].default,
+                 max_joint_angle_gap=SETTINGS["max_joint_angle_gap"].default,
+                 max_energy_gain=SETTINGS["max_energy_gain"].default):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -342,14 +386,16 @@ class World:
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
                        budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse,
-                       max_speed=max_speed, max_angular_speed=max_angular_speed)
+                       max_speed=max_speed, max_angular_speed=max_angular_speed,
+                       max_joint_gap=max_joint_gap, max_joint_angle_gap=max_joint_angle_gap,
+                       max_energy_gain=max_energy_gain)
         self.source = None
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start, manifold_reuse, max_speed, max_angular_speed); takes
-        effect at the next step.
+        tolerance, budget_ms, warm_start, manifold_reuse, max_speed, max_angular_speed,
+        max_joint_gap, max_joint_angle_gap, max_energy_gain); takes effect at the next step.
         The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
         name) raises ValueError naming the setting, the value and the range, and nothing
         changes then."""
@@ -946,6 +992,46 @@ class World:
                 f"(body {self._bodies[i].name!r}); check the parameters last changed")
         if status == RUNAWAY:
             raise self._runaway(int(state.solver_stats[4]) - 1)
+        if status == JOINT_GAP:
+            raise self._joint_gap()
+        if status == ENERGY_JUMP:
+            raise self._energy_jump()
+
+    def _joint_gap(self):
+        """The JointGapError of the joint the last step found open beyond a gap bound."""
+        stats, cfg = self._state.solver_stats, self._config
+        j = int(stats[STAT_GAP_JOINT]) - 1
+        if stats[STAT_GAP_ANGULAR]:
+            quantity, setting, unit, how = ("angular gap", "max_joint_angle_gap", "rad",
+                                            "out of line")
+        else:
+            quantity, setting, unit, how = "gap", "max_joint_gap", "m", "open"
+        value, bound = float(stats[STAT_GAP]), cfg[setting]
+        step = int(self._state.step_count[0]) - 1        # the pose the step began from
+        t = float(self._state.time[0]) - cfg["dt"]
+        name = self._joints[j].name
+        return JointGapError(
+            f"joint {name!r} was {how} by {value:.3g} {unit} after step {step} "
+            f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: the joint no longer holds, "
+            f"a force or a parameter is far off ({setting} = 0 turns this check off)",
+            joint=name, quantity=quantity, value=value, bound=bound, setting=setting,
+            step=step, time=t)
+
+    def _energy_jump(self):
+        """The EnergyJumpError of the last step, which gained energy from nothing."""
+        stats, cfg = self._state.solver_stats, self._config
+        i = int(stats[STAT_ENERGY_BODY]) - 1
+        gain, supply = float(stats[STAT_GAIN]), float(stats[STAT_ENERGY_SUPPLY])
+        bound, step = cfg["max_energy_gain"], int(self._state.step_count[0])
+        t = float(self._state.time[0])
+        name = self._bodies[i].name
+        return EnergyJumpError(
+            f"the world gained {gain:.3g} J of energy in step {step} (t = {t:.6g} s), body "
+            f"{name!r} most; its forces, motors and drag could supply {supply:.3g} J, and "
+            f"max_energy_gain = {bound:g} times that is exceeded: energy from nothing, such "
+            "as a body created inside another (max_energy_gain = 0 turns this check off)",
+            body=name, supply=supply, quantity="energy gain", value=gain, bound=bound,
+            setting="max_energy_gain", step=step, time=t)
 
     def _runaway(self, i):
         """The RunawayError of body i, found beyond a speed bound by the last step."""

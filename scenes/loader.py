@@ -184,6 +184,9 @@ def build_world(
             manifold_reuse=solver.manifold_reuse,
             max_speed=world_spec.max_speed,
             max_angular_speed=world_spec.max_angular_speed,
+            max_joint_gap=world_spec.max_joint_gap,
+            max_joint_angle_gap=world_spec.max_joint_angle_gap,
+            max_energy_gain=world_spec.max_energy_gain,
         )
     meshes: dict = {}  # one Hull / Mesh per (file, scale): bodies share it, and its GL mesh
     open_meshes = []   # bodies whose mass comes from a mesh that encloses no volume

@@ -17,6 +17,10 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     dt = 0.01                        # s
     max_speed = 1e4                  # m/s: a dynamic body faster than this stops the run as
     max_angular_speed = 1e5          # a blow-up (rad/s: turning faster); 0 = no such check
+    max_joint_gap = 0.1              # m: a joint whose anchors are this far apart stops it
+    max_joint_angle_gap = 0.5        # rad: likewise for a joint's locked axes
+    max_energy_gain = 10.0           # a step gaining more energy than this many times what
+                                     # its forces, motors and drag could supply stops it
 
     [solver]                         # optional table
     iterations = 100                 # velocity iterations (max)
@@ -399,6 +403,10 @@ class WorldSpec(_Spec):
     dt: _ranged("dt") = SETTINGS["dt"].default
     max_speed: _ranged("max_speed") = SETTINGS["max_speed"].default
     max_angular_speed: _ranged("max_angular_speed") = SETTINGS["max_angular_speed"].default
+    max_joint_gap: _ranged("max_joint_gap") = SETTINGS["max_joint_gap"].default
+    max_joint_angle_gap: _ranged("max_joint_angle_gap") = \
+        SETTINGS["max_joint_angle_gap"].default
+    max_energy_gain: _ranged("max_energy_gain") = SETTINGS["max_energy_gain"].default
 
 
 class SolverSpec(_Spec):
