@@ -636,7 +636,13 @@ class Compound:
                 raise ValueError(f"compound part {i}: quat must be 4 finite numbers, not zero")
             norm.append((shape, p, q / np.linalg.norm(q)))
         self.parts = tuple(norm)
-        vols = np.array([s.volume() for s, _, _ in norm])
+        vols = []
+        for i, (shape, _, _) in enumerate(norm):
+            try:   # (a part's radius of 1e300 overflows its volume)
+                vols.append(mass_properties(shape)[0])
+            except ValueError as exc:
+                raise ValueError(f"compound part {i}: {exc}") from None
+        vols = np.array(vols)
         total = float(vols.sum())
         w = vols / total
         centres, tensors = [], []

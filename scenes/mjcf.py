@@ -279,10 +279,19 @@ def confine_files(path: Path, roots: AssetRoots) -> None:
                 places = dict.fromkeys(f / value for f in (*folders, xml.parent))
                 for place in places:
                     _confined(roots, path, xml, el.sourceline, el.tag, attr, value, place)
-                todo += [place for place in places if place.is_file()]
+                todo += [place for place in places if _is_file(place)]
     for xml, line, tag, attr, value in named:
         for folder in dict.fromkeys((*folders, xml.parent)):
             _confined(roots, path, xml, line, tag, attr, value, folder / value)
+
+
+def _is_file(place: Path) -> bool:
+    """Path.is_file, False for a name the system refuses (too long: ENAMETOOLONG, which
+    Python 3.11's is_file raises); MuJoCo's compiler then reports the file it cannot read."""
+    try:
+        return place.is_file()
+    except OSError:
+        return False
 
 
 def _confined(roots, path, xml, line, tag, attr, value, place):
@@ -578,10 +587,15 @@ class _Reader:
         total = float(masses.sum())
         com = masses @ np.array([d.xipos[b] for b in link.bodies]) / total
         T = np.zeros((3, 3))
-        for b, mb in zip(link.bodies, masses):
-            R = d.ximat[b].reshape(3, 3)
-            r = d.xipos[b] - com
-            T += R @ np.diag(m.body_inertia[b]) @ R.T + mb * ((r @ r) * np.eye(3) - np.outer(r, r))
+        with np.errstate(all="ignore"):   # (far apart: not finite, said below)
+            for b, mb in zip(link.bodies, masses):
+                R = d.ximat[b].reshape(3, 3)
+                r = d.xipos[b] - com
+                T += (R @ np.diag(m.body_inertia[b]) @ R.T
+                      + mb * ((r @ r) * np.eye(3) - np.outer(r, r)))
+        if not np.isfinite(T).all():   # (eigh would not converge)
+            raise SceneError(f'{self.source}: body "{link.name}": the inertia of it and the '
+                             "bodies welded to it is not finite: positions or masses too large")
         moments, axes = _principal(T)
         return total, com, moments, axes
 

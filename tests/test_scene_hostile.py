@@ -388,3 +388,36 @@ def test_a_urdf_child_link_of_600000_characters_is_quoted_short(tmp_path):
                     'type="fixed"><parent link="a"/><child link="' + "1 " * 300_000
                     + '"/></joint></robot>\n')
     assert "no link named so in the file" in one_line_error(path, build=False)
+
+
+# ---- found by the full fuzz run of seed 2 at ef0fc14 (bench/results.md, Fuzz) ----------------
+
+def test_a_compound_part_of_radius_1e308_is_one_short_line(tmp_path):
+    """A compound's part volume r^3 overflowed (OverflowError from Sphere.volume)."""
+    path = tmp_path / "s.toml"
+    path.write_text('bodies = [{ name = "dumbbell", density = 1.0, shape = { type = "compound", '
+                    'parts = [{ shape = { type = "box", half_extents = [0.1, 0.1, 0.1] } }, '
+                    '{ shape = { type = "sphere", radius = 1e308 }, pos = [0.5, 0, 0] }] } }]\n')
+    message = one_line_error(path)
+    assert "compound part 1" in message and "sphere of size 1e+308" in message
+
+
+def test_an_mjcf_body_at_1e308_welded_to_another_is_one_short_line(tmp_path):
+    """Merging welded bodies 1e308 m apart made an infinite inertia: eigh did not converge
+    (numpy's LinAlgError)."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text('<mujoco><worldbody><body name="torso"><freejoint/><geom size="0.1"/>'
+                    '<body name="far" pos="0 1e308 0"><geom size="0.1"/></body></body>'
+                    '</worldbody></mujoco>')
+    assert 'body "torso"' in one_line_error(path, build=False)
+
+
+def test_an_mjcf_mesh_file_name_too_long_for_the_system_is_one_short_line(tmp_path):
+    """Path.is_file raised OSError (ENAMETOOLONG) while confining the mesh paths."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "m.xml"
+    path.write_text(f'<mujoco><asset><mesh name="m" file="{"x" * 5000}.stl"/></asset>'
+                    '<worldbody><body><freejoint/><geom type="mesh" mesh="m"/></body>'
+                    '</worldbody></mujoco>')
+    one_line_error(path, build=False)
