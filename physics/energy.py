@@ -23,6 +23,10 @@ add energy in a step of length h, and the most it can add:
   the slop (0.5 mm) and a joint's drift is corrected by far less in a step; counted as every
   body lifted by LIFT = 2 mm (so with the factor 10 a body created up to about 1 cm inside
   the floor is pushed out unflagged, one 3 cm or more deep is not);
+* a coupling (a mimic joint, coupling.py) closing its error C within the step: its row aims
+  at J v' = -C / h, which gives at most the kinetic energy k (C / h)^2 / 2 of that speed on
+  the row's effective mass k (a URDF mimic with an offset starts open by the offset: its
+  first step pushes the follower there, and is not an energy from nothing);
 * a kinematic body that moves: it has no mass, so it can give any energy; a step in which
   one moves is not checked.
 
@@ -43,6 +47,7 @@ import math
 
 from numba import njit
 
+from .coupling import K_EFF, TARGET
 from .jit import KERNEL
 from .math3 import quat_rotate
 from .model import DYNAMIC, KINEMATIC, STAT_ENERGY_BODY, STAT_GAIN, STAT_SUPPLY
@@ -121,6 +126,9 @@ def energy_jump(model, state, work, settings):
     for m in range(model.motor_joint.shape[0]):
         rate = max(work.motor_rate0[m], abs(state.joint_vel[model.motor_joint[m]]))
         supply += h * abs(state.motor_torque[m]) * rate
+    for c in range(model.coupling_joint.shape[0]):
+        aim = work.coupling_coef[c, TARGET]
+        supply += 0.5 * work.coupling_coef[c, K_EFF] * aim * aim
     supply += REL_KINETIC * kinetic0 + ROUNDING
     stats[STAT_GAIN] = gain
     stats[STAT_SUPPLY] = supply
