@@ -96,6 +96,25 @@ def row_map(row, w, ima, iiw, a, b):
 
 
 @njit(**_JIT)
+def row_rate(row, vel, angvel, a, b):
+    """J v of one 12-column row between bodies a and b (a motor's, a damper's, a rotor's)."""
+    return (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
+            + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
+            + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
+            + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+
+
+@njit(**_JIT)
+def apply_row(w, dp, vel, angvel, a, b):
+    """(vA, wA, vB, wB) += dp w: an impulse dp along one row, w = M^-1 row^T (row_map)."""
+    for q in range(3):
+        vel[a, q] += dp * w[q]
+        angvel[a, q] += dp * w[3 + q]
+        vel[b, q] += dp * w[6 + q]
+        angvel[b, q] += dp * w[9 + q]
+
+
+@njit(**_JIT)
 def effective_mass_inverse(J, W, kinv, k3, j, s, n, kind):
     """kinv = (J W)^-1 for block s of joint j, skipping the columns the block's structure makes
     zero. Returns False if the block cannot move."""

@@ -21,7 +21,7 @@ reaction wrench (solver.report_reactions).
 """
 from numba import njit
 
-from .constraint import SLOT_FRICTION, row_map
+from .constraint import SLOT_FRICTION, apply_row, row_map, row_rate
 from .jit import KERNEL
 from .joint import BLOCK_ROWS
 
@@ -102,18 +102,11 @@ def solve_dampers(damper_list, damper_count, joint_type, joint_body, joint_J, da
             if not k > 0.0:
                 continue
             row, w = joint_J[j, SLOT_FRICTION, r], damper_w[j, r]
-            rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
-                    + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
-                    + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
-                    + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+            rate = row_rate(row, vel, angvel, a, b)
             old = impulse[j, r]
             dp = (-c * rate - old) / (1.0 + c / k)
             impulse[j, r] = old + dp
-            for q in range(3):
-                vel[a, q] += dp * w[q]
-                angvel[a, q] += dp * w[3 + q]
-                vel[b, q] += dp * w[6 + q]
-                angvel[b, q] += dp * w[9 + q]
+            apply_row(w, dp, vel, angvel, a, b)
             if dp * dp > worst:
                 worst = dp * dp
     return worst

@@ -70,7 +70,7 @@ import math
 
 from numba import njit
 
-from .constraint import row_map
+from .constraint import apply_row, row_map, row_rate
 from .jit import KERNEL
 from .joint import REVOLUTE
 
@@ -107,15 +107,6 @@ def motor_rows(model, state, work):
 
 
 @njit(**_JIT)
-def row_rate(row, vel, angvel, a, b):
-    """J v of one 12-column row between bodies a and b."""
-    return (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
-            + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
-            + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
-            + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
-
-
-@njit(**_JIT)
 def project_rotors(motor_joint, joint_body, motor_coef, motor_row, motor_w, vel, angvel):
     """One Gauss-Seidel pass of the rotors' rows J v - s = 0 in follow_geometry's projection
     (a rotor is a body of inertia J_r turning with its joint): dP = (s - J v) / (1/k + 1/J_r),
@@ -131,11 +122,7 @@ def project_rotors(motor_joint, joint_body, motor_coef, motor_row, motor_w, vel,
         row, w = motor_row[m], motor_w[m]
         dp = (coef[RATE0] - row_rate(row, vel, angvel, a, b)) / (1.0 / k + 1.0 / jr)
         coef[RATE0] -= dp / jr
-        for q in range(3):
-            vel[a, q] += dp * w[q]
-            angvel[a, q] += dp * w[3 + q]
-            vel[b, q] += dp * w[6 + q]
-            angvel[b, q] += dp * w[9 + q]
+        apply_row(w, dp, vel, angvel, a, b)
         if dp * dp > worst:
             worst = dp * dp
     return worst
@@ -226,10 +213,7 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
             rate = (row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
                     + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
         else:
-            rate = (row[0] * vel[a, 0] + row[1] * vel[a, 1] + row[2] * vel[a, 2]
-                    + row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
-                    + row[6] * vel[b, 0] + row[7] * vel[b, 1] + row[8] * vel[b, 2]
-                    + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+            rate = row_rate(row, vel, angvel, a, b)
         old = motor_impulse[m]
         new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
         # the current that impulse takes, the rotor spun up to the rate it leaves:
@@ -243,12 +227,12 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
         new = max(-coef[P_MAX], min(coef[P_MAX], new))
         dp = new - old
         motor_impulse[m] = new
-        for q in range(3):
-            angvel[a, q] += dp * w[3 + q]
-            angvel[b, q] += dp * w[9 + q]
-            if not hinge:
-                vel[a, q] += dp * w[q]
-                vel[b, q] += dp * w[6 + q]
+        if hinge:
+            for q in range(3):
+                angvel[a, q] += dp * w[3 + q]
+                angvel[b, q] += dp * w[9 + q]
+        else:
+            apply_row(w, dp, vel, angvel, a, b)
         if dp * dp > worst:
             worst = dp * dp
     return worst
