@@ -585,15 +585,15 @@ class _Reader:
                     d.ximat[b].reshape(3, 3).copy())
         masses = np.array([m.body_mass[b] for b in link.bodies])
         total = float(masses.sum())
-        com = masses @ np.array([d.xipos[b] for b in link.bodies]) / total
         T = np.zeros((3, 3))
         with np.errstate(all="ignore"):   # (far apart: not finite, said below)
+            com = masses @ np.array([d.xipos[b] for b in link.bodies]) / total
             for b, mb in zip(link.bodies, masses):
                 R = d.ximat[b].reshape(3, 3)
                 r = d.xipos[b] - com
                 T += (R @ np.diag(m.body_inertia[b]) @ R.T
                       + mb * ((r @ r) * np.eye(3) - np.outer(r, r)))
-        if not np.isfinite(T).all():   # (eigh would not converge)
+        if not (np.isfinite(T).all() and np.isfinite(com).all()):   # (eigh would not converge)
             raise SceneError(f'{self.source}: body "{link.name}": the inertia of it and the '
                              "bodies welded to it is not finite: positions or masses too large")
         moments, axes = _principal(T)
