@@ -419,17 +419,11 @@ class Hull:
         """The hull of the vertices of a mesh file trimesh can read (STL, OBJ, PLY, OFF, GLB
         ...), each vertex multiplied by `scale`; ValueError naming the file if it cannot be
         read, holds no mesh or its hull is flat."""
-        import trimesh
 
         scale = float(scale)
         if not (math.isfinite(scale) and scale > 0.0):
             raise ValueError(f"hull file {path}: scale must be positive and finite (got {scale})")
-        readable_mesh_file(path)
-        try:
-            mesh = trimesh.load(str(path), force="mesh", process=False)
-        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
-            reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
-            raise ValueError(f"hull file {path}: cannot read a mesh ({reason})") from None
+        mesh = read_mesh(path, "hull")
         verts = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
         if len(verts) == 0:
             raise ValueError(f"hull file {path}: cannot read a mesh (no vertices in it)")
@@ -510,18 +504,12 @@ class Mesh(Hull):
         """The mesh of a file trimesh can read, each vertex multiplied by `scale` (a number or
         one per axis); ValueError naming the file if it cannot be read, holds no triangles or
         is flat."""
-        import trimesh
 
         s = np.asarray(scale, dtype=float).reshape(-1)
         if s.shape not in ((1,), (3,)) or not (np.all(np.isfinite(s)) and np.all(s > 0.0)):
             raise ValueError(f"mesh file {path}: scale must be one or three positive finite "
                              f"numbers (got {scale})")
-        readable_mesh_file(path, what="mesh")
-        try:
-            mesh = trimesh.load(str(path), force="mesh", process=False)
-        except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
-            reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
-            raise ValueError(f"mesh file {path}: cannot read a mesh ({reason})") from None
+        mesh = read_mesh(path, "mesh")
         verts = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
         faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
         if len(verts) == 0 or len(faces) == 0:
@@ -542,6 +530,18 @@ class Mesh(Hull):
 
 MAX_MESH_BYTES = 256 << 20   # a mesh file larger than this is refused before it is read
 COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".lzma", ".zst")
+
+
+def read_mesh(path, what):
+    """The trimesh mesh of a hull or mesh file (readable_mesh_file's checks first), or one
+    ValueError naming the `what` file and why it cannot be read."""
+    import trimesh
+    readable_mesh_file(path, what=what)
+    try:
+        return trimesh.load(str(path), force="mesh", process=False)
+    except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
+        reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"{what} file {path}: cannot read a mesh ({reason})") from None
 
 
 def readable_mesh_file(path, what="hull"):
