@@ -78,12 +78,7 @@ def warm_start_dampers(model, state, work, enabled):
             state.joint_damper_impulse[j, r] = p
             if p == 0.0:
                 continue
-            w = work.damper_w[j, r]
-            for q in range(3):
-                vel[a, q] += p * w[q]
-                angvel[a, q] += p * w[3 + q]
-                vel[b, q] += p * w[6 + q]
-                angvel[b, q] += p * w[9 + q]
+            apply_row(work.damper_w[j, r], p, vel, angvel, a, b)
 
 
 @njit(**_JIT)

@@ -186,12 +186,7 @@ def warm_start_motors(model, work, vel, angvel, enabled):
         if p == 0.0:
             continue
         a, b = model.joint_body[model.motor_joint[m], 0], model.joint_body[model.motor_joint[m], 1]
-        w = work.motor_w[m]
-        for q in range(3):
-            vel[a, q] += p * w[q]
-            angvel[a, q] += p * w[3 + q]
-            vel[b, q] += p * w[6 + q]
-            angvel[b, q] += p * w[9 + q]
+        apply_row(work.motor_w[m], p, vel, angvel, a, b)
 
 
 @njit(**_JIT)
