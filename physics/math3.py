@@ -101,8 +101,14 @@ def quat_rotate(q, v):
 
 @njit(**_JIT)
 def quat_normalized(q):
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+    inv = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
+
+
+# half_turn's series: cos(x / 2) = 1 - x^2/8 + x^4/384 - x^6/46080, sin(x / 2) / x = 1/2 - x^2/48
+# + x^4/3840 - x^6/645120
+_C1, _C2, _C3 = -1.0 / 8.0, 1.0 / 384.0, -1.0 / 46080.0
+_S1, _S2, _S3 = -1.0 / 48.0, 1.0 / 3840.0, -1.0 / 645120.0
 
 
 @njit(**_JIT)
@@ -110,10 +116,10 @@ def half_turn(angle):
     """(cos(angle / 2), sin(angle / 2) / angle) for angle >= 0; below 1e-2 rad by series, exact
     to double precision (the next terms are below 1e-18), which saves the trigonometry of the
     small turns every step makes."""
-    if angle < 1e-2:
+    if angle < 1e-2:   # (Horner, by the coefficients' reciprocals: no division)
         x2 = angle * angle
-        return (1.0 - x2 / 8.0 + x2 * x2 / 384.0 - x2 * x2 * x2 / 46080.0,
-                0.5 - x2 / 48.0 + x2 * x2 / 3840.0 - x2 * x2 * x2 / 645120.0)
+        return (1.0 + x2 * (_C1 + x2 * (_C2 + x2 * _C3)),
+                0.5 + x2 * (_S1 + x2 * (_S2 + x2 * _S3)))
     return math.cos(0.5 * angle), math.sin(0.5 * angle) / angle
 
 

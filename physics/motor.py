@@ -79,8 +79,9 @@ _JIT = KERNEL
 (M_RESISTANCE, M_INDUCTANCE, M_KT, M_ROTOR_INERTIA, M_GEAR, M_EFFICIENCY, M_VOLTAGE_LIMIT,
  M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)
 # motor_coef columns: k (effective mass), c0, c1, largest impulse (torque limit), rate at the
-# step's start, h r eta K_t, J_r, the current limit
-K_EFF, C0, C1, P_MAX, RATE0, GAIN, J_ROTOR, I_MAX, MOTOR_COEFS = range(9)
+# step's start, h r eta K_t, J_r, the current limit, 1 / k and 1 / (1 + c1 / k) (the solve's
+# divisors as factors: they are on the chain of dependent operations from row to row)
+K_EFF, C0, C1, P_MAX, RATE0, GAIN, J_ROTOR, I_MAX, INV_K, RELAX, MOTOR_COEFS = range(11)
 
 
 @njit(**_JIT)
@@ -101,6 +102,7 @@ def motor_rows(model, state, work):
         jw = row_map(row, w, ima, iiw, a, b)
         coef = work.motor_coef[m]
         coef[K_EFF] = 1.0 / jw if jw > 0.0 else 0.0
+        coef[INV_K] = jw if jw > 0.0 else 0.0
         coef[RATE0] = row_rate(row, vel, angvel, a, b)
         p = model.motor_param[m]
         coef[J_ROTOR] = p[M_GEAR] * p[M_GEAR] * p[M_ROTOR_INERTIA]
@@ -169,6 +171,7 @@ def prepare_motors(model, state, work, settings):
         coef[C0] = gain * (e * state.motor_current[m] + (1.0 - e) * state.motor_voltage[m] / R) \
             + jr * rate
         coef[C1] = gain * (1.0 - e) * kt * r / R + jr
+        coef[RELAX] = 1.0 / (1.0 + coef[C1] * coef[INV_K])
         coef[P_MAX] = h * p[M_TORQUE_LIMIT]
         coef[GAIN] = gain
         coef[I_MAX] = p[M_CURRENT_LIMIT]
@@ -210,11 +213,11 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
         else:
             rate = row_rate(row, vel, angvel, a, b)
         old = motor_impulse[m]
-        new = old + (coef[C0] - coef[C1] * rate - old) / (1.0 + coef[C1] / k)
+        new = old + (coef[C0] - coef[C1] * rate - old) * coef[RELAX]
         # the current that impulse takes, the rotor spun up to the rate it leaves:
         # i' = (P + J_r (w' - w0)) / gain,  w' = rate + (P - old) / k
         jr, gain = coef[J_ROTOR], coef[GAIN]
-        drive = new + jr * (rate + (new - old) / k - coef[RATE0])
+        drive = new + jr * (rate + (new - old) * coef[INV_K] - coef[RATE0])
         limit = gain * coef[I_MAX]
         if abs(drive) > limit:   # at the current limit: the torque K_t i_max spins the rotor
             held = limit if drive > 0.0 else -limit    # and drives the joint with the rest

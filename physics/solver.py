@@ -81,7 +81,7 @@ from .contact_solver import (
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
 from .energy import energy_before, energy_jump
-from .jit import KERNEL, copy_rows
+from .jit import KERNEL, STAGE, copy_rows
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -773,7 +773,7 @@ def warm_start(model, state, work, settings):
         warm_start_couplings(work, state.body_vel, state.body_angvel, settings.warm_start)
 
 
-@njit(**_JIT)
+@njit(**STAGE)
 def solve_velocities(model, state, work, contacts, settings):
     """Sequential impulses; records iterations done, final residual max |dp| and seconds."""
     h = settings.dt
@@ -999,7 +999,7 @@ def keep_island_momentum(model, state, work):
             state.body_angmom[i, q] += dl[q]
 
 
-@njit(**_JIT)
+@njit(**STAGE)
 def solve_positions(model, state, work, contacts, settings):
     """Tree pass, mass-weighted sweeps over what it does not close (then over the contacts'
     overlap), tree pass again."""
