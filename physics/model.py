@@ -48,8 +48,6 @@ Model = namedtuple("Model", [
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
     "tree_order",          # (ntree,) int64 tree joints, every parent before its children
-    "joint_sweep",         # (njoint,) int64 the order the velocity sweeps take the joints in,
-                           #   block by block (tree.sweep_order)
     "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic
                            #   root), or -1
     "group_count",         # (1,) int64 number of floating trees
@@ -83,7 +81,6 @@ Model = namedtuple("Model", [
     "motor_traj",          # (nmotor, MOTOR_TRAJ) set-point: kind, then its numbers (motor.py)
     "motor_key",           # (nkey, 2) keyframes (t, set-point) of every motor, in time order
     "motor_key_range",     # (nmotor, 2) int64 first keyframe row and count
-    "motor_sweep",         # (nmotor,) int64 the order the sweeps take the motors' rows in
     "coupling_joint",      # (ncoupling, 2) int64 follower and leader joints (coupling.py)
     "coupling_param",      # (ncoupling, 2) multiplier m and offset o: q_f = m q_l + o
 ])
@@ -176,7 +173,6 @@ Work = namedtuple("Work", [
     "body_energy",           # (nbody, 4) kinetic, potential energy, |v|, |w| at the step's
                              #   start (energy.py)
     "motor_rate0",           # (nmotor,) |rate| of each motor's joint at the step's start
-    "joint_coord_start",     # (njoint,) each joint's coordinate at the step's starting pose
 ])
 
 Settings = namedtuple("Settings", [
@@ -262,5 +258,4 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0, ncoupling=0):
         coupling_J=np.zeros((ncoupling, 4, 6)), coupling_W=np.zeros((ncoupling, 4, 6)),
         coupling_coef=np.zeros((ncoupling, COUPLING_COEFS)),
         coupling_impulse=np.zeros(ncoupling),
-        body_energy=np.zeros((nbody, 4)), motor_rate0=np.zeros(nmotor),
-        joint_coord_start=np.zeros(njoint))
+        body_energy=np.zeros((nbody, 4)), motor_rate0=np.zeros(nmotor))

@@ -193,14 +193,12 @@ def warm_start_motors(model, work, vel, angvel, enabled):
 
 
 @njit(**_JIT)
-def solve_motors(sweep, motor_joint, joint_type, joint_body, motor_coef, motor_row, motor_w,
+def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, motor_w,
                  motor_impulse, vel, angvel):
-    """One Gauss-Seidel pass over the motor rows in the order sweep (model.motor_sweep);
-    returns the largest dP^2. A hinge's row has no linear columns (J = [0, -a, 0, a]): they
-    are skipped."""
+    """One Gauss-Seidel pass over the motor rows; returns the largest dP^2. A hinge's row has
+    no linear columns (J = [0, -a, 0, a]): they are skipped."""
     worst = 0.0
-    for mm in range(sweep.shape[0]):
-        m = sweep[mm]
+    for m in range(motor_joint.shape[0]):
         coef = motor_coef[m]
         k = coef[K_EFF]
         if k <= 0.0:

@@ -639,11 +639,7 @@ LIMIT_REACH_SPEED = 25.0   # rad/s or m/s
 @njit(**_JIT)
 def prepare_joints(model, state, work, settings):
     """Rows at the current poses (J, W, K^-1, bias) and the list of active blocks; the joints'
-    gaps at these poses, the end of the last step, into solver_stats (joint_gaps).
-
-    The list is block by block (every joint's point lock, then every angular lock, friction
-    row, limit), the joints in model.joint_sweep's order: consecutive blocks then mostly
-    touch other bodies, and the sweeps overlap them (tree.sweep_order)."""
+    gaps at these poses, the end of the last step, into solver_stats (joint_gaps)."""
     h = settings.dt
     J, W, kinv, bias = work.joint_J, work.joint_W, work.joint_kinv, work.joint_bias
     C = work.joint_C
@@ -653,9 +649,9 @@ def prepare_joints(model, state, work, settings):
         jt = model.joint_type[j]
         a = model.joint_body[j, 0]
         b = model.joint_body[j, 1]
-        work.joint_coord_start[j] = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a,
-                                               b, model.joint_local_anchor,
-                                               model.joint_local_frame, state.joint_coord[j])
+        coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
+                           model.joint_local_anchor, model.joint_local_frame,
+                           state.joint_coord[j])
         for s in range(SLOT_LOWER):   # the equality blocks' errors: the joint's gaps
             n = BLOCK_ROWS[jt, s]
             if n == 0:
@@ -668,13 +664,7 @@ def prepare_joints(model, state, work, settings):
                     worst_angle, worst_angle_j = c2, j
             elif c2 > worst:
                 worst, worst_j = c2, j
-    for s in range(MAX_BLOCKS):
-        for jj in range(model.joint_sweep.shape[0]):
-            j = model.joint_sweep[jj]
-            jt = model.joint_type[j]
-            a = model.joint_body[j, 0]
-            b = model.joint_body[j, 1]
-            coord = work.joint_coord_start[j]
+        for s in range(MAX_BLOCKS):
             n = BLOCK_ROWS[jt, s]
             if s == SLOT_LOWER or s == SLOT_UPPER:
                 if not model.joint_has_limit[j]:
@@ -815,8 +805,8 @@ def solve_velocities(model, state, work, contacts, settings):
             if dp2 > worst:
                 worst = dp2
         if model.motor_joint.shape[0] > 0:
-            dp2 = solve_motors(model.motor_sweep, model.motor_joint, model.joint_type,
-                               model.joint_body, work.motor_coef, work.motor_row, work.motor_w,
+            dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
+                               work.motor_coef, work.motor_row, work.motor_w,
                                work.motor_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2

@@ -26,25 +26,6 @@ from .joint import BLOCK_KIND, PRISMATIC, joint_rows
 from .math3 import quat_rotate
 
 
-def sweep_order(pairs):
-    """The order in which the Gauss-Seidel sweeps visit rows between the body pairs `pairs`
-    (n, 2): each next the first not yet visited that shares no body with the one before, where
-    there is one. A row reads and writes its two bodies' velocities, so a row on the same body
-    as the one before waits for it; on other bodies the processor overlaps the two (measured on
-    the biped: joints interleaved this way, 24,100 -> 24,900 steps/s). Returns (n,) int64."""
-    n = len(pairs)
-    left = list(range(n))
-    order = []
-    last = ()
-    while left:
-        pick = next((k for k in left if pairs[k][0] not in last and pairs[k][1] not in last),
-                    left[0])
-        left.remove(pick)
-        order.append(pick)
-        last = (pairs[pick][0], pairs[pick][1])
-    return np.array(order, np.int64).reshape(n)
-
-
 def build_tree(body_kind, body_mass, joint_body, root_kinds):
     """Order the joints into a forest.
 

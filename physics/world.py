@@ -70,7 +70,7 @@ from .shape import (  # noqa: E402
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
 from .solver import ENERGY_JUMP, JOINT_GAP, NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
-from .tree import build_islands, build_tree, sweep_order  # noqa: E402
+from .tree import build_islands, build_tree  # noqa: E402
 
 
 class SimulationError(RuntimeError):
@@ -785,7 +785,6 @@ class World:
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
             joint_child=None, tree_order=None, body_group=None, group_count=None,
-            joint_sweep=sweep_order([j.bodies for j in J]),
             body_island=None, island_driven=None, island_floating=None,
             **self._geoms(kind),
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
@@ -793,7 +792,7 @@ class World:
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
             load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
             motor_joint=None, motor_param=None, motor_ctrl=None, motor_gain=None,
-            motor_traj=None, motor_key=None, motor_key_range=None, motor_sweep=None,
+            motor_traj=None, motor_key=None, motor_key_range=None,
             **self._couplings(),
         )
         joint_child, tree_order, body_group, groups = build_tree(
@@ -820,8 +819,7 @@ class World:
             motor_traj=np.array([c[2] for c in ctrl], float).reshape(nm, MOTOR_TRAJ),
             motor_key=np.array(keys, float).reshape(len(keys), 2),
             motor_key_range=np.stack([key_first[:nm], np.array(key_count, np.int64)],
-                                     axis=1).reshape(nm, 2),
-            motor_sweep=sweep_order([J[j].bodies for j in motored]))
+                                     axis=1).reshape(nm, 2))
         s = make_state(nb, nj, nm)
         s.motor_voltage[:] = [J[j].voltage for j in motored]
         for i, b in enumerate(bodies):
