@@ -39,12 +39,10 @@ def listing(names, room=LIST_CHARS):
     return ", ".join(shown)
 
 
-def shortened(message, room=290):
+def shortened(message, room=400):
     """`message` with each line's text after its first ": " (the file or the subject it names,
     kept whole) cut in the middle to about `room` characters: the entry and field at the start
-    and the reason at the end stay, a long name or value quoted in between is cut. (290: with
-    "FILE: " for the path, a line stays within bench/fuzz.py's 300 characters; at 400, a joint
-    naming an unknown body of 300,000 characters made a line of 302.)"""
+    and the reason at the end stay, a long name or value quoted in between is cut."""
     lines = []
     for line in str(message).split("\n"):
         head, sep, rest = line.partition(": ")
