@@ -3,9 +3,14 @@ stays one short line whatever the input (a name of 300,000 characters, a scene o
 bodies whose names a message lists). Used by the engine's checks and the scene loader."""
 
 import json
+import re
 
-QUOTE_CHARS = 60     # a quoted name or value is cut to about this many characters
-LIST_CHARS = 120     # a list of names, to about this many
+QUOTE_CHARS = 48     # a quoted name or value is cut to about this many characters
+LIST_CHARS = 90      # a list of names, to about this many
+CUT_CHARS = 16       # a cut name in a line that is still too long, to this many
+# a name `quoted` cut: its shown start, then ..." (N characters)
+_CUT_NAME = re.compile(r'"((?:[^"\\]|\\.){' + str(CUT_CHARS) +
+                       r'})(?:[^"\\]|\\.)*\.\.\."( \([\d,]+ characters\))')
 
 
 def quoted(text, room=QUOTE_CHARS):
@@ -39,15 +44,18 @@ def listing(names, room=LIST_CHARS):
     return ", ".join(shown)
 
 
-def shortened(message, room=400):
+def shortened(message, room=400, names_room=260):
     """`message` with each line's text after its first ": " (the file or the subject it names,
-    kept whole) cut in the middle to about `room` characters: the entry and field at the start
-    and the reason at the end stay, a long name or value quoted in between is cut."""
+    kept whole) kept short: beyond `names_room` characters the names `quoted` already cut are
+    cut further, to CUT_CHARS; beyond `room`, the text is cut in the middle (the entry and
+    field at the start and the reason at the end stay)."""
     lines = []
     for line in str(message).split("\n"):
         head, sep, rest = line.partition(": ")
         if not sep:
             head, rest = "", line
+        if names_room < len(rest) <= 4 * room:   # (a longer text is only cut in the middle)
+            rest = _CUT_NAME.sub(r'"\1..."\2', rest)
         if len(rest) > room:
             keep = room - 5
             rest = rest[:keep * 2 // 3] + " ... " + rest[-(keep - keep * 2 // 3):]

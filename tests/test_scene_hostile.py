@@ -133,6 +133,20 @@ def test_the_names_a_message_lists_are_a_few_and_a_count(tmp_path):
     assert "(1,000 in all)" in message
 
 
+def test_two_long_names_and_a_listing_stay_one_short_line(tmp_path):
+    """Fuzz seed 3's two long lines: a joint of a 300,000-character name naming an unknown
+    body of 300,000 characters, among bodies of 30-character names. The names are cut further
+    and the reason stays whole."""
+    bodies = ", ".join(BALL.format(name=f"{'b' * 27}{i:03d}") for i in range(30))
+    path = tmp_path / "long.toml"
+    path.write_text(f"bodies = [{bodies}]\n"
+                    f'joints = [{{ name = "{LONG_NAME}", type = "revolute", '
+                    f'body_a = "{"q" * 300_000}", body_b = "{"b" * 27}000" }}]\n')
+    message = one_line_error(path)
+    assert message.count("(300,000 characters)") == 2 and "(30 in all)" in message
+    assert 'unknown body "qqqqqqqqqqqqqqqq..."' in message
+
+
 @pytest.mark.parametrize("field,value", [
     ("key", "k" * 300_000),                      # an unknown key
     ("type", "\\" * 300),                        # a shape type whose escapes double it
