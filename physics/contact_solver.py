@@ -426,8 +426,9 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
         moved = 0.0
         for j in range(f1 - f0):
             c = f1 - 1 - j if backward else f0 + j
-            vn = (lin + rows[c, 6] * wb0 + rows[c, 7] * wb1 + rows[c, 8] * wb2
-                  - rows[c, 3] * wa0 - rows[c, 4] * wa1 - rows[c, 5] * wa2)
+            vn = ((lin + (rows[c, 6] * wb0 - rows[c, 3] * wa0))
+                  + ((rows[c, 7] * wb1 - rows[c, 4] * wa1) + (rows[c, 8] * wb2
+                                                              - rows[c, 5] * wa2)))
             old = impulse[c, P_N]
             pn = max(old + rows[c, N_MASS] * (rows[c, N_TARGET] - vn), 0.0)
             impulse[c, P_N] = pn
@@ -449,12 +450,14 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
         # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu P
         # (the ellipse, for anisotropic friction)
         dv0, dv1, dv2 = vb0 - va0, vb1 - va1, vb2 - va2
-        v1 = (man_rows[m, 3] * dv0 + man_rows[m, 4] * dv1 + man_rows[m, 5] * dv2
-              + man_rows[m, 12] * wb0 + man_rows[m, 13] * wb1 + man_rows[m, 14] * wb2
-              - man_rows[m, 9] * wa0 - man_rows[m, 10] * wa1 - man_rows[m, 11] * wa2)
-        v2 = (man_rows[m, 6] * dv0 + man_rows[m, 7] * dv1 + man_rows[m, 8] * dv2
-              + man_rows[m, 24] * wb0 + man_rows[m, 25] * wb1 + man_rows[m, 26] * wb2
-              - man_rows[m, 21] * wa0 - man_rows[m, 22] * wa1 - man_rows[m, 23] * wa2)
+        v1 = (((man_rows[m, 3] * dv0 + man_rows[m, 4] * dv1) + man_rows[m, 5] * dv2)
+              + ((man_rows[m, 12] * wb0 - man_rows[m, 9] * wa0)
+                 + (man_rows[m, 13] * wb1 - man_rows[m, 10] * wa1))
+              + (man_rows[m, 14] * wb2 - man_rows[m, 11] * wa2))
+        v2 = (((man_rows[m, 6] * dv0 + man_rows[m, 7] * dv1) + man_rows[m, 8] * dv2)
+              + ((man_rows[m, 24] * wb0 - man_rows[m, 21] * wa0)
+                 + (man_rows[m, 25] * wb1 - man_rows[m, 22] * wa1))
+              + (man_rows[m, 26] * wb2 - man_rows[m, 23] * wa2))
         o1, o2 = impulse[f0, P_T1], impulse[f0, P_T2]
         t1 = o1 - man_rows[m, M_MASS] * v1
         t2 = o2 - man_rows[m, M_MASS + 1] * v2

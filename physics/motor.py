@@ -208,12 +208,14 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
         row, w = motor_row[m], motor_w[m]
         hinge = joint_type[j] == REVOLUTE
         if hinge:
-            rate = (row[3] * angvel[a, 0] + row[4] * angvel[a, 1] + row[5] * angvel[a, 2]
-                    + row[9] * angvel[b, 0] + row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
+            rate = ((row[3] * angvel[a, 0] + row[4] * angvel[a, 1])
+                    + (row[5] * angvel[a, 2] + row[9] * angvel[b, 0])) + (
+                        row[10] * angvel[b, 1] + row[11] * angvel[b, 2])
         else:
             rate = row_rate(row, vel, angvel, a, b)
         old = motor_impulse[m]
-        new = old + (coef[C0] - coef[C1] * rate - old) * coef[RELAX]
+        # old + (C0 - C1 rate - old) RELAX, with the rate (the chain from the last row) last
+        new = (old + (coef[C0] - old) * coef[RELAX]) - (coef[C1] * coef[RELAX]) * rate
         # the current that impulse takes, the rotor spun up to the rate it leaves:
         # i' = (P + J_r (w' - w0)) / gain,  w' = rate + (P - old) / k
         jr, gain = coef[J_ROTOR], coef[GAIN]
