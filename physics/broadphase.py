@@ -73,7 +73,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .jit import INLINE, KERNEL
+from .jit import ENTRY, INLINE, KERNEL
 
 PLANE = 5  # shape.PLANE; repeated so this module imports numba and numpy only
 
@@ -291,7 +291,7 @@ def _all_pairs(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, exclud
     return count
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def broadphase(geom_aabb, geom_body, body_dynamic, geom_group, geom_mask, excluded,
                geom_kind, geom_plane, slot, order, box, start, big, planes, mark, cand,
                ext, out_pairs):

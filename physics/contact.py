@@ -61,7 +61,7 @@ from numba import njit
 from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
-from .jit import KERNEL
+from .jit import ENTRY, KERNEL
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
 from .shape import BOX, ELLIPSOID, HULL, PLANE, SPHERE
@@ -258,7 +258,7 @@ def geom_poses(model, state, work, contacts, h):
             box[g, 3 + i] += grow
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def ellipsoid_on_face(e_size, c, R, h, p, Q, margin, sign, mp, md, mn, mf):
     """An ellipsoid (semi-axes e_size, centre c, rotation R) against a box (half extents h,
     centre p, rotation Q) when they meet on a box face, in closed form; -1 otherwise (edges
@@ -368,7 +368,7 @@ def _relative_pose(pos, quat, R, ba, bb):
     return x, q
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def _relative_motion(x, q, found_pose, o, reach_a, reach_b):
     """A bound on how far any point of one geom has moved relative to the other since the
     relative pose found_pose[o] (x, q then) to the pose (x, q) now: |dx| + theta * reach,
@@ -400,7 +400,7 @@ def _reach(lp, geom_radius, g):
     return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + geom_radius[g]
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def detect_contacts(model, state, work, contacts, h, reuse):
     """Find this step's contact points; False (and `need` set) if the arrays are too small,
     in which case nothing of the last step's contacts has changed.  A pair whose relative

@@ -51,7 +51,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .jit import ALLOCATING, KERNEL
+from .jit import ALLOCATING, ENTRY, KERNEL
 from .math3 import cross, dot
 from .shape import ELLIPSOID, PLANE, SPHERE
 from .support import core_radius, core_support, support
@@ -666,7 +666,7 @@ def _general_contact(kind_a, size_a, pos_a, rot_a, start_a, count_a,
 
 # ---------------------------------------------------------------- entry point
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def convex_contact(kind_a, size_a, pos_a, rot_a, start_a, count_a,
                    kind_b, size_b, pos_b, rot_b, start_b, count_b, hull_vert, guess, out):
     """Signed depth of geoms A and B (> 0 overlap, < 0 gap = -distance). out (9,) receives

@@ -13,6 +13,14 @@ every array lives in the model, state, work and contact tuples that Python owns 
 whole call. The one kernel that needs scratch (EPA's polytope) is ALLOCATING, which keeps
 the counting for itself; it frees what it allocates before it returns.
 
+KERNEL has no CPython wrapper (and no C-callable one): the code numba generates to unbox
+every argument from Python objects, per kernel. A kernel that takes the tuples unboxes ~180
+arrays in it, so the wrappers were about half of the first compile (the door: 114 s with them,
+60 s without, side by side). Such a kernel can only be called from another kernel: called from
+Python it crashes the interpreter. ENTRY keeps the wrapper, for the few kernels Python calls
+(step_many, and those the tests call directly); tests/test_physics_kernels.py finds every
+kernel that Python code names and checks that it is an ENTRY.
+
 STAGE: a stage of the step that takes the whole tuples and runs long loops (the velocity and
 position solves), inlined into the step at numba's IR level. numba passes a tuple by value,
 one argument per field (about 1,500 fields on the biped: each array's data pointer, shape,
@@ -22,10 +30,11 @@ step with unrelated edits to the step; inlined, the step took 42 us.
 """
 from numba import njit
 
-KERNEL = dict(nogil=True, cache=True, _nrt=False)
+ENTRY = dict(nogil=True, cache=True, _nrt=False)   # called from Python
+KERNEL = dict(ENTRY, no_cpython_wrapper=True, no_cfunc_wrapper=True)   # only from kernels
 INLINE = dict(KERNEL, inline="always")        # small helpers inlined at numba's IR level
 STAGE = INLINE                               # (see above: the tuples passed by value)
-ALLOCATING = dict(nogil=True, cache=True, _nrt=True)   # (explicit: callees inherit it)
+ALLOCATING = dict(KERNEL, _nrt=True)   # (explicit: callees inherit it)
 
 
 @njit(**INLINE)

@@ -76,7 +76,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
-from .jit import INLINE, KERNEL
+from .jit import ENTRY, INLINE, KERNEL
 from .math3 import cross, dot
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
@@ -1023,7 +1023,7 @@ def _single(n, depth, point_a, point_b, margin, out_point, out_depth, out_normal
     return 1
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def manifold_from_normal(kind_a, size_a, pos_a, rot_a, start_a, count_a,
                          kind_b, size_b, pos_b, rot_b, start_b, count_b, hull_vert,
                          normal, depth, point_a, point_b, margin,
@@ -1234,7 +1234,7 @@ def _first(kind_a, kind_b):
     return True
 
 
-@njit(**_JIS)
+@njit(**dict(ENTRY, inline="always"))   # (inlined, and called from Python: jit.py)
 def collide(kind_a, size_a, pos_a, rot_a, start_a, count_a,
             kind_b, size_b, pos_b, rot_b, start_b, count_b, hull_vert, margin,
             out_point, out_depth, out_normal, out_feature):

@@ -81,7 +81,7 @@ from .contact_solver import (
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
 from .energy import energy_before, energy_jump
-from .jit import KERNEL, STAGE, copy_rows
+from .jit import ENTRY, KERNEL, STAGE, copy_rows
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -1256,7 +1256,7 @@ def step(model, state, work, contacts, settings):
     return ENERGY_JUMP if jump else OK
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
               rec_pos, rec_quat, rec_contact, contact_bodies):
     """Run up to nsteps steps in one call; record each step into the arrays whose first

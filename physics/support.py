@@ -46,7 +46,7 @@ import math
 
 from numba import njit
 
-from .jit import KERNEL
+from .jit import ENTRY, KERNEL
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
 _JIT = KERNEL
@@ -100,7 +100,7 @@ def support_local(kind, size, hull_vert, hull_start, hull_count, lx, ly, lz):
     return (0.0, 0.0, 0.0)     # PLANE: no support
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def support(kind, size, pos, rot, hull_vert, hull_start, hull_count, dx, dy, dz):
     """World support point (x, y, z) of the geom along the world direction d = (dx, dy, dz)."""
     lx = rot[0, 0] * dx + rot[1, 0] * dy + rot[2, 0] * dz
@@ -177,7 +177,7 @@ def bounding_radius(kind, s0, s1, s2):
     return math.sqrt(s0 * s0 + s1 * s1 + s2 * s2)   # BOX
 
 
-@njit(**_JIT)
+@njit(**ENTRY)   # (called from Python: jit.py)
 def aabb(kind, size, pos, rot, hull_vert, hull_start, hull_count, out):
     """World axis-aligned box of the geom: out[0:3] = min corner, out[3:6] = max corner."""
     if kind == PLANE:
