@@ -736,10 +736,11 @@ class _Builder:
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
-                first += link.mass * c
-                # inertia about the body link's origin: I_c + m (|c|^2 E - c c^T)
-                second += Rl @ link.inertia @ Rl.T + link.mass * (c @ c * np.eye(3)
-                                                                   - np.outer(c, c))
+                with np.errstate(all="ignore"):   # (overflow: not finite, said below)
+                    first += link.mass * c
+                    # inertia about the body link's origin: I_c + m (|c|^2 E - c c^T)
+                    second += Rl @ link.inertia @ Rl.T + link.mass * (c @ c * np.eye(3)
+                                                                       - np.outer(c, c))
         shape = None
         if parts:
             shape = {"type": "compound", "parts": [
@@ -766,8 +767,9 @@ class _Builder:
                         "quat": _floats(_matrix_quat(R0))}
             return {**body, "mass": mass, "inertia": [0.4 * mass * 0.05**2] * 3,
                     "pos": _floats(p0), "quat": _floats(_matrix_quat(R0))}  # link frame
-        com = first / mass
-        tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
+        with np.errstate(all="ignore"):   # (overflow: not finite, said below)
+            com = first / mass
+            tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
         from sharnir.physics.shape import principal_axes
 
         try:

@@ -3,6 +3,7 @@ file, never another exception, a hang or a huge message."""
 import bz2
 import os
 import threading
+import warnings
 
 import pytest
 
@@ -301,14 +302,17 @@ def test_an_mjcf_gear_whose_square_underflows_is_not_divided_by(tmp_path):
 
 def test_a_urdf_link_merged_from_1e300_m_away_is_one_short_line(tmp_path):
     """A fixed joint 1e300 m long merges its child's mass into the parent: the inertia
-    about the joint centre of mass overflowed and numpy's eigh raised LinAlgError."""
+    about the joint centre of mass overflowed and numpy's eigh raised LinAlgError (and
+    numpy's overflow warnings went to stderr)."""
     inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
                 'ixz="0" iyz="0"/></inertial>')
     path = tmp_path / "r.urdf"
     path.write_text(f'<robot name="r"><link name="a">{inertial}</link><link name="b">'
                     f'{inertial}</link><joint name="j" type="fixed"><parent link="a"/>'
                     '<child link="b"/><origin xyz="0 0 1e300"/></joint></robot>\n')
-    assert "overflow" in one_line_error(path, build=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert "overflow" in one_line_error(path, build=False)
 
 
 @pytest.mark.parametrize("name", ["/dev/null", "."])
