@@ -997,41 +997,43 @@ class World:
         if status == ENERGY_JUMP:
             raise self._energy_jump()
 
+    def _beyond(self, cls, event, setting, unit, why, **fields):
+        """The error of a step beyond a bound: `event` (what happened, when), then "beyond
+        {setting} = {bound} {unit}: {why}" and how to turn the check off."""
+        bound = self._config[setting]
+        return cls(f"{event}, beyond {setting} = {bound:g} {unit}: {why} ({setting} = 0 turns "
+                   "this check off)", bound=bound, setting=setting, **fields)
+
     def _joint_gap(self):
         """The JointGapError of the joint the last step found open beyond a gap bound."""
-        stats, cfg = self._state.solver_stats, self._config
-        j = int(stats[STAT_GAP_JOINT]) - 1
+        stats = self._state.solver_stats
         if stats[STAT_GAP_ANGULAR]:
             quantity, setting, unit, how = ("angular gap", "max_joint_angle_gap", "rad",
                                             "out of line")
         else:
             quantity, setting, unit, how = "gap", "max_joint_gap", "m", "open"
-        value, bound = float(stats[STAT_GAP]), cfg[setting]
+        value = float(stats[STAT_GAP])
         step = int(self._state.step_count[0]) - 1        # the pose the step began from
-        t = float(self._state.time[0]) - cfg["dt"]
-        name = self._joints[j].name
-        return JointGapError(
-            f"joint {name!r} was {how} by {value:.3g} {unit} after step {step} "
-            f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: the joint no longer holds, "
-            f"a force or a parameter is far off ({setting} = 0 turns this check off)",
-            joint=name, quantity=quantity, value=value, bound=bound, setting=setting,
-            step=step, time=t)
+        t = float(self._state.time[0]) - self._config["dt"]
+        name = self._joints[int(stats[STAT_GAP_JOINT]) - 1].name
+        return self._beyond(
+            JointGapError, f"joint {name!r} was {how} by {value:.3g} {unit} after step {step} "
+            f"(t = {t:.6g} s)", setting, unit, "the joint no longer holds, a force or a "
+            "parameter is far off", joint=name, quantity=quantity, value=value, step=step,
+            time=t)
 
     def _energy_jump(self):
         """The EnergyJumpError of the last step, which gained energy from nothing."""
-        stats, cfg = self._state.solver_stats, self._config
-        i = int(stats[STAT_ENERGY_BODY]) - 1
+        stats = self._state.solver_stats
         gain, supply = float(stats[STAT_GAIN]), float(stats[STAT_ENERGY_SUPPLY])
-        bound, step = cfg["max_energy_gain"], int(self._state.step_count[0])
-        t = float(self._state.time[0])
-        name = self._bodies[i].name
-        return EnergyJumpError(
-            f"the world gained {gain:.3g} J of energy in step {step} (t = {t:.6g} s), body "
-            f"{name!r} most; its forces, motors and drag could supply {supply:.3g} J, and "
-            f"max_energy_gain = {bound:g} times that is exceeded: energy from nothing, such "
-            "as a body created inside another (max_energy_gain = 0 turns this check off)",
-            body=name, supply=supply, quantity="energy gain", value=gain, bound=bound,
-            setting="max_energy_gain", step=step, time=t)
+        step, t = int(self._state.step_count[0]), float(self._state.time[0])
+        name = self._bodies[int(stats[STAT_ENERGY_BODY]) - 1].name
+        return self._beyond(
+            EnergyJumpError, f"the world gained {gain:.3g} J of energy in step {step} "
+            f"(t = {t:.6g} s), body {name!r} most, where its forces, motors and drag could "
+            f"supply {supply:.3g} J", "max_energy_gain", "times that", "energy from nothing, "
+            "such as a body created inside another", body=name, supply=supply,
+            quantity="energy gain", value=gain, step=step, time=t)
 
     def _runaway(self, i):
         """The RunawayError of body i, found beyond a speed bound by the last step."""
@@ -1042,14 +1044,13 @@ class World:
             quantity, value, setting, unit = "speed", speed, "max_speed", "m/s"
         else:
             quantity, value, setting, unit = "angular speed", turn, "max_angular_speed", "rad/s"
-        bound, step, t = cfg[setting], int(state.step_count[0]), float(state.time[0])
+        step, t = int(state.step_count[0]), float(state.time[0])
         name = self._bodies[i].name
-        return RunawayError(
-            f"body {name!r} reached a {quantity} of {value:.3g} {unit} at step {step} "
-            f"(t = {t:.6g} s), beyond {setting} = {bound:g} {unit}: no rigid body does that, "
-            f"a force or a parameter is far off ({setting} = 0 turns this check off)",
-            body=name, quantity=quantity, value=value, bound=bound, setting=setting,
-            step=step, time=t)
+        return self._beyond(
+            RunawayError, f"body {name!r} reached a {quantity} of {value:.3g} {unit} at step "
+            f"{step} (t = {t:.6g} s)", setting, unit, "no rigid body does that, a force or a "
+            "parameter is far off", body=name, quantity=quantity, value=value, step=step,
+            time=t)
 
     def _advance_hooked(self, n, rec):
         """One kernel call per step, the hook called before each (see set_hook)."""
