@@ -35,9 +35,11 @@ that sum, the supply. On the shipped scenes at their own dt (biped, joints 2 s; 
 chain, door, stack, pyramid, granular_pile, shapes, spinning_top 3 s; the MJCF humanoid
 0.5 s) no step gained more than 0.48 times its supply (door_push; the rest below 0.26); a
 1 kg box created 0.3 m deep in the floor gained 0.84 J in its first step against a supply of
-0.0196 J. The contact solve does make energy in one case the tunnelling tests build: a thin
-ellipsoid spinning at 300 rad/s on a floor at dt 0.1 s gained 7.6 J from about 2 J in a step
-(34 times its supply), which is flagged. An absurd load (1e13 N) supplies the energy it gives
+0.0196 J. A thin ellipsoid spinning on a floor at dt 0.1 s once gained 7.6 J from about 2 J in
+a step (34 times its supply, flagged); the cause was its rotation, turned by h w at 30 rad a
+step, not the contact (solver.free_motion: such a body now turns by its L). Shot at the floor
+at 50 m/s, it still leaves the impact at 600-700 rad/s (60-70 rad a step) and may gain up to
+7.5 J of its 44 J in a step, within the bound. An absurd load (1e13 N) supplies the energy it gives
 by this account, and is the speed bounds' to catch; so is a motor at an absurd voltage.
 
 The pass before the step stores each dynamic body's kinetic and potential energy and speeds in

@@ -131,7 +131,9 @@ Work = namedtuple("Work", [
     "body_rot",              # (nbody, 3, 3) rotation of the current pose
     "body_inv_inertia_world",  # (nbody, 3, 3) at the current pose
     "body_free_angvel",      # (nbody, 3) w before this step's impulses (their share of L)
-    "body_ball_held",        # (nbody,) bool: dynamic, held by ball joints and no other joint
+    "body_turn",             # (nbody,) int8: how a dynamic body turns in a step (solver.py):
+                             #   TURN_RATE by h w, TURN_HELD (held by ball joints and no
+                             #   other joint) and TURN_FAST (in no joint, turning fast) by L
     "body_end_pos",          # (nbody, 3) x + h v: where the free drift would put the body
     "body_end_quat",         # (nbody, 4) the torque-free rotation of L over h (solver.py)
     "body_force_acc",        # (nbody, 3)
@@ -234,7 +236,7 @@ def make_work(nbody, njoint, ngroup, nisland, nmotor=0, ncoupling=0):
     return Work(
         body_rot=np.zeros((nbody, 3, 3)), body_inv_inertia_world=np.zeros((nbody, 3, 3)),
         body_free_angvel=np.zeros((nbody, 3)),
-        body_ball_held=np.zeros(nbody, np.bool_), body_end_pos=np.zeros((nbody, 3)),
+        body_turn=np.zeros(nbody, np.int8), body_end_pos=np.zeros((nbody, 3)),
         body_end_quat=np.zeros((nbody, 4)),
         body_force_acc=np.zeros((nbody, 3)), body_torque_acc=np.zeros((nbody, 3)),
         body_shift=np.zeros((nbody, 3)), group_acc=np.zeros((max(ngroup, 1), 4)),

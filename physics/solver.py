@@ -147,6 +147,13 @@ _JIT = KERNEL
 # Strang splitting of the free rotation: body axis 1, body axis 3, world L, body axis 3, axis 1
 SPLIT_PARTS = (0, 2, 1, 2, 0)
 SPLIT_FRACTIONS = (0.5, 0.5, 1.0, 0.5, 0.5)
+SPLIT_TURN = 0.5        # rad: free_rotation_parts splits a step into parts of at most this
+SPLIT_MAX_PARTS = 256   # turn, up to this many (128 rad a step: 1,280 rad/s at dt 0.1)
+FAST_TURN = 1.0         # rad a step: beyond it a body in no joint turns by its L (free_motion)
+# work.body_turn: how a dynamic body turns in a step (free_motion)
+TURN_RATE = 0   # by h w, w the rate of its torque-free rotation over the step
+TURN_HELD = 1   # held by ball joints and no other joint: by its L, its joints aimed
+TURN_FAST = 2   # in no joint, over FAST_TURN a step: by its L, in parts
 MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
 # step status: RUNAWAY, JOINT_GAP and ENERGY_JUMP are steps done whose result no real system
 # has (a body beyond the speed bounds, a joint pulled apart, energy from nothing)
@@ -172,28 +179,36 @@ def free_motion(model, state, work, settings):
     Chains of ball joints keep the first way: with 20 Gauss-Seidel iterations the aim, a
     linearisation, does not converge along a whipping 50-link chain and the position pass
     then lifts its links (+8.6 J of 123 J at the whip even with 200 iterations), while the
-    first way, with the energy kept per island, never gains."""
+    first way, with the energy kept per island, never gains.
+
+    A body in no joint that turns more than FAST_TURN in a step (TURN_FAST) takes the second
+    way too, without an aim, in parts (free_rotation_parts): the rate of a rotation is only
+    defined modulo 2 pi / h (a turn of 6 rad a step reads as -0.28 rad the other way), so its
+    contacts would see a wrong velocity, and turning by h w then changes L . I^-1 L: a slender
+    ellipsoid spinning on a plane at dt 0.1 spun up from 60 to 500 rad/s, gaining several
+    times its energy a step. (How a body turns is one int8 per body, not a flag array of its
+    own: one more array in the work tuple alone made the biped's step 4 % slower, measured.)"""
     h = settings.dt
     R = work.body_rot
     iiw = work.body_inv_inertia_world
-    held = work.body_ball_held
+    turn = work.body_turn
     for i in range(model.body_kind.shape[0]):
-        held[i] = False
+        turn[i] = TURN_RATE
     for j in range(model.joint_type.shape[0]):
         if model.joint_type[j] == SPHERICAL:
             for e in range(2):
-                held[model.joint_body[j, e]] = True
+                turn[model.joint_body[j, e]] = TURN_HELD
     for j in range(model.joint_type.shape[0]):
         a, b = model.joint_body[j, 0], model.joint_body[j, 1]
         if model.joint_type[j] != SPHERICAL or (model.body_kind[a] == DYNAMIC
                                                  and model.body_kind[b] == DYNAMIC):
-            held[a] = False
-            held[b] = False
+            turn[a] = TURN_RATE
+            turn[b] = TURN_RATE
     for i in range(model.body_kind.shape[0]):
         quat_to_mat(state.body_quat[i], R[i])
         kind = model.body_kind[i]
         if kind != DYNAMIC:
-            held[i] = False
+            turn[i] = TURN_RATE
             iiw[i, :, :] = 0.0
             if kind == STATIC:
                 state.body_vel[i, :] = 0.0
@@ -203,12 +218,16 @@ def free_motion(model, state, work, settings):
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
         L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        if held[i] or model.body_island[i] >= 0:
+        if turn[i] == TURN_HELD or model.body_island[i] >= 0:
             w = mat_vec(iiw[i], L)
         else:
-            v = rotation_vector(quat_mul(free_rotation(q0, L, model.body_inv_inertia[i], h),
-                                         (q0[0], -q0[1], -q0[2], -q0[3])))
-            w = (v[0] / h, v[1] / h, v[2] / h)
+            w = mat_vec(iiw[i], L)
+            if h * h * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > FAST_TURN * FAST_TURN:
+                turn[i] = TURN_FAST
+            else:
+                v = rotation_vector(quat_mul(free_rotation(q0, L, model.body_inv_inertia[i], h),
+                                             (q0[0], -q0[1], -q0[2], -q0[3])))
+                w = (v[0] / h, v[1] / h, v[2] / h)
         for q in range(3):
             state.body_angvel[i, q] = w[q]
             work.body_free_angvel[i, q] = w[q]
@@ -330,7 +349,7 @@ def follow_geometry(model, state, work, settings):
     if rotors:
         add_rotor_energy(model, work, after)
     for i in range(model.body_kind.shape[0]):   # islands aimed at the step's end (RATTLE)
-        if work.body_ball_held[i] and model.body_island[i] >= 0:   # keep their energy
+        if work.body_turn[i] == TURN_HELD and model.body_island[i] >= 0:   # keep their energy
             after[model.body_island[i]] = 0.0                    # without a rescale
     restore_island_energy(model, state, work, before, after)
     if rotors:
@@ -521,6 +540,24 @@ def free_rotation(q0, L, inv_inertia, h):
 
 
 @njit(**_JIT)
+def free_rotation_parts(q0, L, inv_inertia, h):
+    """free_rotation over h in equal parts that each turn the body at most SPLIT_TURN, for
+    the fast bodies of free_motion: the splitting's energy error grows with the turn (a brick
+    turning 6 rad a step ranged over 0.7-3.0 times its energy; at 0.6 rad a step, within
+    0.2 %). Beyond SPLIT_MAX_PARTS parts a step resolves nothing of the motion (a body blown
+    up by an absurd force: the speed checks' business), and it stays one part, the cheapest."""
+    top = max(inv_inertia[0], inv_inertia[1], inv_inertia[2])    # |w| <= |L| / I_min
+    turn = h * top * math.sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2])
+    parts = 1
+    if SPLIT_TURN < turn <= SPLIT_TURN * SPLIT_MAX_PARTS:
+        parts = int(math.ceil(turn / SPLIT_TURN))
+    q = q0
+    for _ in range(parts):
+        q = free_rotation(q, L, inv_inertia, h / parts)
+    return q
+
+
+@njit(**_JIT)
 def impulses_momentum(model, state, work, i):
     """Body i's angular momentum with this step's impulses so far: L + I (w - w_free), I at
     the pose of time t (the inertia the impulses were applied with)."""
@@ -538,17 +575,18 @@ def impulses_momentum(model, state, work, i):
 
 
 @njit(**_JIT)
-def aimed(joint_type, joint_rows, joint_body, body_ball_held, j):
+def aimed(joint_type, joint_rows, joint_body, body_turn, j):
     """Joint j is a ball joint of a body it holds alone (free_motion): aimed at the step's
     end. (Arrays, not the model and work tuples: a call that takes those costs ~0.5 us,
     a reference count per array in them.)"""
     return (joint_type[j] == SPHERICAL and joint_rows[j, SLOT_EQ0] > 0
-            and (body_ball_held[joint_body[j, 0]] or body_ball_held[joint_body[j, 1]]))
+            and (body_turn[joint_body[j, 0]] == TURN_HELD
+                 or body_turn[joint_body[j, 1]] == TURN_HELD))
 
 
 @njit(**_JIT)
 def aims_at_step_end(model, work):
-    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_ball_held
+    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
     for j in range(jt.shape[0]):
         if aimed(jt, rows, jb, held, j):
             return True
@@ -583,7 +621,7 @@ def aim_at_step_end(model, state, work, settings):
         if kind == DYNAMIC and model.body_island[i] < 0:
             continue   # in no joint
         q = (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
-        if work.body_ball_held[i]:
+        if work.body_turn[i] == TURN_HELD:
             q = free_rotation(q, impulses_momentum(model, state, work, i),
                               model.body_inv_inertia[i], h)
         elif kind != STATIC:   # turned by h w (integrate_positions)
@@ -593,7 +631,7 @@ def aim_at_step_end(model, state, work, settings):
         for c in range(4):
             end_quat[i, c] = q[c]
     Je, Ce, J, bias = work.joint_J_end, work.joint_C_end, work.joint_J, work.joint_bias
-    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_ball_held
+    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
     for j in range(model.joint_type.shape[0]):
         if not aimed(jt, rows, jb, held, j):
             continue
@@ -862,9 +900,13 @@ def integrate_positions(model, state, work, settings):
             state.body_pos[i, q] += h * state.body_vel[i, q]
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
-        if work.body_ball_held[i] or model.body_island[i] >= 0:   # the torque-free rotation of L
+        if work.body_turn[i] == TURN_HELD or model.body_island[i] >= 0:   # by L, torque-free
             turned = free_rotation(q0, (state.body_angmom[i, 0], state.body_angmom[i, 1],
                                         state.body_angmom[i, 2]), model.body_inv_inertia[i], h)
+        elif work.body_turn[i] == TURN_FAST:
+            turned = free_rotation_parts(q0, (state.body_angmom[i, 0], state.body_angmom[i, 1],
+                                              state.body_angmom[i, 2]),
+                                         model.body_inv_inertia[i], h)
         else:
             turned = quat_rotated(q0, (h * w[0], h * w[1], h * w[2]))
         for q in range(4):

@@ -57,9 +57,9 @@ def test_a_body_at_100_m_s_does_not_pass_a_1_cm_static_box(shape, start):
     the plate (40 m wide: the impact throws a spinning body sideways at up to 8 m/s) its
     centre must stay above the plate's top face, z = 0.005, for the whole second."""
     half = 20.0
-    # (max_energy_gain = 0: spinning shots gain energy in the contact, which the energy
-    # check rightly flags (physics/energy.py); this test is about where they end up)
-    world = World(dt=0.01, iterations=20, max_energy_gain=0.0)
+    # (with the energy check on: the spinning shots once gained energy from their rotation,
+    # turned by h w; solver.free_motion)
+    world = World(dt=0.01, iterations=20)
     world.add_body("plate", Box((half, half, 0.005)), kind="static")
     world.add_body("shot", SHOTS[shape], density=1000.0, pos=(0.01, 0.02, start),
                    quat=(0.9, 0.3, 0.2, 0.1))
@@ -75,9 +75,9 @@ def test_a_body_at_100_m_s_does_not_pass_a_1_cm_static_box(shape, start):
 def test_a_spinning_ellipsoid_dropped_at_the_largest_dt_stays_above_a_plane():
     """dt 0.1 (the largest allowed), shot down at 50 m/s while spinning: the plane z <= 0
     is never entered by the centre."""
-    # (max_energy_gain = 0: spinning on the floor at dt 0.1 it gains several times its
-    # kinetic energy in a step, which the energy check rightly flags (physics/energy.py))
-    world = World(dt=0.1, iterations=10, max_energy_gain=0.0)
+    # (with the energy check on: spinning on the floor at dt 0.1 it once spun up from 60 to
+    # 500 rad/s and gained several times its energy a step; solver.free_motion)
+    world = World(dt=0.1, iterations=10)
     world.add_body("ground", Plane(), kind="static")
     world.add_body("egg", Ellipsoid((0.1, 0.04, 0.02)), density=1000.0, pos=(0.0, 0.0, 3.0),
                    quat=(math.cos(0.4), math.sin(0.4), 0.0, 0.0))
