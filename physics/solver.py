@@ -218,10 +218,8 @@ def free_motion(model, state, work, settings):
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
         L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        if turn[i] == TURN_HELD or model.body_island[i] >= 0:
-            w = mat_vec(iiw[i], L)
-        else:
-            w = mat_vec(iiw[i], L)
+        w = mat_vec(iiw[i], L)
+        if turn[i] == TURN_RATE and model.body_island[i] < 0:   # in no joint
             if h * h * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > FAST_TURN * FAST_TURN:
                 turn[i] = TURN_FAST
             else:
@@ -586,9 +584,9 @@ def aimed(joint_type, joint_rows, joint_body, body_turn, j):
 
 @njit(**_JIT)
 def aims_at_step_end(model, work):
-    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
+    jt, rows, jb, turn = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
     for j in range(jt.shape[0]):
-        if aimed(jt, rows, jb, held, j):
+        if aimed(jt, rows, jb, turn, j):
             return True
     return False
 
@@ -631,9 +629,9 @@ def aim_at_step_end(model, state, work, settings):
         for c in range(4):
             end_quat[i, c] = q[c]
     Je, Ce, J, bias = work.joint_J_end, work.joint_C_end, work.joint_J, work.joint_bias
-    jt, rows, jb, held = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
+    jt, rows, jb, turn = model.joint_type, work.joint_rows, model.joint_body, work.body_turn
     for j in range(model.joint_type.shape[0]):
-        if not aimed(jt, rows, jb, held, j):
+        if not aimed(jt, rows, jb, turn, j):
             continue
         joint_rows(Je, Ce, j, model.joint_type[j], end_pos, end_quat, model.joint_body[j, 0],
                    model.joint_body[j, 1], model.joint_local_anchor, model.joint_local_frame,
@@ -642,7 +640,7 @@ def aim_at_step_end(model, state, work, settings):
     for k in range(work.block_count[0]):
         j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
                                blocks[k, 4], blocks[k, 5])
-        if s >= SLOT_LOWER or not aimed(jt, rows, jb, held, j):
+        if s >= SLOT_LOWER or not aimed(jt, rows, jb, turn, j):
             continue
         for r in range(n):
             bias[j, s, r] = Ce[j, s, r] / h - row_velocity(J, j, s, r, vel, angvel, a, b)
@@ -900,13 +898,11 @@ def integrate_positions(model, state, work, settings):
             state.body_pos[i, q] += h * state.body_vel[i, q]
         q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
               state.body_quat[i, 3])
+        L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
         if work.body_turn[i] == TURN_HELD or model.body_island[i] >= 0:   # by L, torque-free
-            turned = free_rotation(q0, (state.body_angmom[i, 0], state.body_angmom[i, 1],
-                                        state.body_angmom[i, 2]), model.body_inv_inertia[i], h)
+            turned = free_rotation(q0, L, model.body_inv_inertia[i], h)
         elif work.body_turn[i] == TURN_FAST:
-            turned = free_rotation_parts(q0, (state.body_angmom[i, 0], state.body_angmom[i, 1],
-                                              state.body_angmom[i, 2]),
-                                         model.body_inv_inertia[i], h)
+            turned = free_rotation_parts(q0, L, model.body_inv_inertia[i], h)
         else:
             turned = quat_rotated(q0, (h * w[0], h * w[1], h * w[2]))
         for q in range(4):
