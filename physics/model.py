@@ -29,9 +29,11 @@ BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
 # gap bound at the step's start (0: none), its gap (m or rad) and whether it is the angular
 # one; the largest point / off-axis and angular gaps of all joints then (m, rad); the step's
 # energy gain (J), what its sources could supply (J, energy.py) and 1 + the body that gained
-# most
+# most; a traced step's (Settings.trace) 1 + the first stage after which a body was found
+# non-finite (solver.TRACE_STAGES, 0: none yet) and 1 + that body
 (STAT_GAP_JOINT, STAT_GAP, STAT_GAP_ANGULAR, STAT_WORST_GAP, STAT_WORST_ANGLE, STAT_GAIN,
- STAT_SUPPLY, STAT_ENERGY_BODY, STATS) = 5, 6, 7, 8, 9, 10, 11, 12, 13
+ STAT_SUPPLY, STAT_ENERGY_BODY, STAT_TRACE_STAGE, STAT_TRACE_BODY, STATS) = \
+    5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 
 Model = namedtuple("Model", [
     "body_kind",           # (nbody,) int64: STATIC, DYNAMIC, KINEMATIC
@@ -176,6 +178,8 @@ Work = namedtuple("Work", [
                              #   start (energy.py)
     "motor_rate0",           # (nmotor,) |rate| of each motor's joint at the step's start
 ])
+# the work arrays a step reads from the step before (warm starts); the rest is this step's
+WORK_CARRIED = ("motor_impulse", "coupling_impulse")
 
 Settings = namedtuple("Settings", [
     "dt",                    # s
@@ -195,18 +199,22 @@ Settings = namedtuple("Settings", [
     "max_joint_angle_gap",   # rad: likewise for its axis or orientation lock
     "max_energy_gain",       # a step whose energy gain exceeds this many times what its
                              #   sources could supply ends as ENERGY_JUMP (0: off; energy.py)
+    "trace",                 # bool: check the bodies after every stage of the step and name
+                             #   the first that left one non-finite (solver.trace_stage; World
+                             #   replays a step gone non-finite so)
 ])
 
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
                   manifold_reuse, max_speed, max_angular_speed, max_joint_gap,
-                  max_joint_angle_gap, max_energy_gain):
+                  max_joint_angle_gap, max_energy_gain, trace=False):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
                     float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
                     float(manifold_reuse), float(max_speed), float(max_angular_speed),
-                    float(max_joint_gap), float(max_joint_angle_gap), float(max_energy_gain))
+                    float(max_joint_gap), float(max_joint_angle_gap), float(max_energy_gain),
+                    bool(trace))
 
 
 def make_state(nbody, njoint, nmotor=0):

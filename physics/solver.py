@@ -125,6 +125,8 @@ from .model import (
     STAT_GAP,
     STAT_GAP_ANGULAR,
     STAT_GAP_JOINT,
+    STAT_TRACE_BODY,
+    STAT_TRACE_STAGE,
     STAT_WORST_ANGLE,
     STAT_WORST_GAP,
     STATIC,
@@ -163,6 +165,16 @@ POSITION_STALL = 0.5   # a position sweep that leaves more than this share of th
                        # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
 GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
+# the points of a traced step (Settings.trace) where the bodies are checked, after the stages
+# of the docstring's list: where a non-finite value started (World names it in its error)
+(TRACE_FREE_MOTION, TRACE_DETECT, TRACE_PREPARE_JOINTS, TRACE_FOLLOW_GEOMETRY, TRACE_MOTORS,
+ TRACE_PREPARE_CONTACTS, TRACE_FORCES, TRACE_AIM, TRACE_WARM_START, TRACE_SOLVE_VELOCITIES,
+ TRACE_INTEGRATE, TRACE_SOLVE_POSITIONS, TRACE_GUARD, TRACE_REPORT) = range(14)
+TRACE_STAGES = ("the free motion", "the contact detection", "the joints' preparation",
+                "following the geometry", "the motors' and dampers' preparation",
+                "the contacts' preparation", "applying the forces", "aiming at the step's end",
+                "the warm start", "the velocity solve", "integrating the positions",
+                "the position solve", "the static guard", "the report")
 
 
 @njit(**_JIT)
@@ -1208,6 +1220,40 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
+def trace_stage(body_kind, joint_body, motor_joint, state, stage):
+    """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a moving one
+    first) whose pose, velocity or angular momentum, or whose joint's motor, is not finite,
+    recorded as solver_stats[STAT_TRACE_STAGE] = 1 + stage, [STAT_TRACE_BODY] = 1 + body,
+    unless an earlier stage was recorded."""
+    stats = state.solver_stats
+    if stats[STAT_TRACE_STAGE] > 0.0:
+        return
+    found = -1
+    for i in range(state.body_pos.shape[0]):
+        ok = math.isfinite(state.body_quat[i, 3])
+        for q in range(3):
+            ok = ok and (math.isfinite(state.body_pos[i, q]) and math.isfinite(state.body_vel[i, q])
+                         and math.isfinite(state.body_angvel[i, q])
+                         and math.isfinite(state.body_angmom[i, q])
+                         and math.isfinite(state.body_quat[i, q]))
+        if not ok:
+            if body_kind[i] == DYNAMIC:
+                found = i
+                break
+            if found < 0:
+                found = i
+    if found < 0:
+        for m in range(motor_joint.shape[0]):
+            if not (math.isfinite(state.motor_current[m]) and math.isfinite(state.motor_speed[m])
+                    and math.isfinite(state.motor_torque[m])):
+                found = joint_body[motor_joint[m], 1]
+                break
+    if found >= 0:
+        stats[STAT_TRACE_STAGE] = 1 + stage
+        stats[STAT_TRACE_BODY] = 1 + found
+
+
+@njit(**_JIT)
 def first_runaway_body(body_kind, state, max_speed, max_angular_speed):
     """The first dynamic body moving faster than max_speed (m/s) or turning faster than
     max_angular_speed (rad/s), a bound of 0 being off; -1 if none. Squared norms against
@@ -1234,17 +1280,26 @@ def step(model, state, work, contacts, settings):
     max_joint_angle_gap at the step's start; solver_stats[STAT_GAP_JOINT] names it),
     ENERGY_JUMP (the step gained energy far beyond its sources: energy.py) or OVERFLOW (the
     contact arrays are too small: nothing changed, grow them and call again)."""
+    kinds, held, driven = model.body_kind, model.joint_body, model.motor_joint   # (for traces)
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_FREE_MOTION)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
                                settings.manifold_reuse):
             return OVERFLOW
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
+        if settings.trace:
+            trace_stage(kinds, held, driven, state, TRACE_DETECT)
     prepare_joints(model, state, work, settings)
     motor_rows(model, state, work)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_PREPARE_JOINTS)
     follow_geometry(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_FOLLOW_GEOMETRY)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
     if any_positive(model.joint_damping):   # (a stage call costs a reference count per
@@ -1254,29 +1309,49 @@ def step(model, state, work, contacts, settings):
         state.joint_damper_impulse[:] = 0.0
     if model.coupling_joint.shape[0] > 0:
         prepare_couplings(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_MOTORS)
     if contacts is not None:
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)
+            if settings.trace:
+                trace_stage(kinds, held, driven, state, TRACE_PREPARE_CONTACTS)
     apply_forces(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_FORCES)
     if contacts is not None:
         if touching:
             forced_approach(model, state, work, contacts)
     aim_at_step_end(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_AIM)
     warm_start(model, state, work, settings)
     if contacts is not None:
         if touching:
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_WARM_START)
     solve_velocities(model, state, work, contacts, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_SOLVE_VELOCITIES)
     integrate_positions(model, state, work, settings)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_INTEGRATE)
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_SOLVE_POSITIONS)
     if contacts is not None:
         guard_static(model, state, contacts)
+        if settings.trace:
+            trace_stage(kinds, held, driven, state, TRACE_GUARD)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:
         contact_wrenches(model, state, contacts, settings.dt)
+    if settings.trace:
+        trace_stage(kinds, held, driven, state, TRACE_REPORT)
     state.time[0] += settings.dt
     state.step_count[0] += 1
     bad = first_nonfinite_body(model.body_kind, state)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .contact import grown, make_contacts  # noqa: E402
+from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .joint import (  # noqa: E402
     HAS_FRICTION,
     HAS_LIMITS,
@@ -39,7 +39,10 @@ from .model import (  # noqa: E402
     STAT_GAP,
     STAT_GAP_ANGULAR,
     STAT_GAP_JOINT,
+    STAT_TRACE_BODY,
+    STAT_TRACE_STAGE,
     STATIC,
+    WORK_CARRIED,
     Model,
     make_settings,
     make_state,
@@ -69,7 +72,16 @@ from .shape import (  # noqa: E402
 )
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
-from .solver import ENERGY_JUMP, JOINT_GAP, NONFINITE, OVERFLOW, RUNAWAY, step_many  # noqa: E402
+from .solver import (  # noqa: E402
+    ENERGY_JUMP,
+    JOINT_GAP,
+    NONFINITE,
+    OK,
+    OVERFLOW,
+    RUNAWAY,
+    TRACE_STAGES,
+    step_many,
+)
 from .tree import build_islands, build_tree  # noqa: E402
 
 
@@ -244,6 +256,8 @@ class Material:
 
 
 ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
+REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
+                      # from its start to name the stage (World._nonfinite_stage)
 
 
 @dataclass
@@ -967,12 +981,41 @@ class World:
         self._step_kernel(model, state, work, n, rec)
 
     def _step_kernel(self, model, state, work, n, rec):
+        """n steps, in kernel calls of at most REPLAY_STEPS steps, each call from a saved copy
+        of what the steps carry over: a call whose state goes non-finite is replayed from it,
+        each stage checked, and the error names the stage where the value started."""
+        for start in range(0, n, REPLAY_STEPS):
+            k = min(REPLAY_STEPS, n - start)
+            part = (rec if k == n else tuple(r[start:start + k] if r.shape[0] else r
+                                             for r in rec[:-1]) + (rec[-1],))
+            saved = self._carried(state, work)
+            done, status = self._kernel_steps(model, state, work, self._settings, k, part)
+            if status == NONFINITE or state.solver_stats[3] > 0:
+                i = int(state.solver_stats[3]) - 1
+                where = ""
+                traced = self._nonfinite_stage(model, state, work, saved, done)
+                if traced is not None:
+                    stage, i = traced
+                    where = f" in {stage}"
+                raise SimulationError(
+                    f"the simulation became non-finite at t = {state.time[0]:.6g} s{where} "
+                    f"(body {self._bodies[i].name!r}); check the parameters last changed")
+            if status == RUNAWAY:
+                raise self._runaway(int(state.solver_stats[4]) - 1)
+            if status == JOINT_GAP:
+                raise self._joint_gap()
+            if status == ENERGY_JUMP:
+                raise self._energy_jump()
+
+    def _kernel_steps(self, model, state, work, settings, n, rec):
+        """Up to n steps in kernel calls (growing the contact arrays when they overflow):
+        (steps done, status of the last)."""
         done, status = 0, OVERFLOW
         while status == OVERFLOW:
             # (the last array is the contact sensors' body list, not a recording)
             rest = tuple(r[done:] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
             try:
-                k, status = step_many(model, state, work, self._contacts, self._settings,
+                k, status = step_many(model, state, work, self._contacts, settings,
                                       n - done, *rest)
             except ZeroDivisionError:
                 # (nopython code raises this where a state already out of range, say a speed
@@ -985,17 +1028,53 @@ class World:
             if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
                 assert self._contacts is not None
                 self._contacts = grown(self._contacts, model.geom_kind.shape[0])
-        if status == NONFINITE or state.solver_stats[3] > 0:
-            i = int(state.solver_stats[3]) - 1
-            raise SimulationError(
-                f"the simulation became non-finite at t = {state.time[0]:.6g} s "
-                f"(body {self._bodies[i].name!r}); check the parameters last changed")
-        if status == RUNAWAY:
-            raise self._runaway(int(state.solver_stats[4]) - 1)
-        if status == JOINT_GAP:
-            raise self._joint_gap()
-        if status == ENERGY_JUMP:
-            raise self._energy_jump()
+        return done, status
+
+    def _carried(self, state, work):
+        """Copies of all a step carries over to the next: the state, the contact points (the
+        warm start and manifold reuse) and the motors' and couplings' warm starts."""
+        c = self._contacts
+        points = None
+        if c is not None:
+            count = int(c.count[0])
+            points = count, tuple(getattr(c, name)[:count].copy() for name in POINT_FIELDS)
+        return (tuple(a.copy() for a in state), points,
+                tuple(getattr(work, name).copy() for name in WORK_CARRIED))
+
+    def _restore(self, state, work, saved):
+        arrays, points, carried = saved
+        for live, kept in zip(state, arrays):
+            live[...] = kept
+        if points is not None:
+            count, kept = points
+            self._contacts.count[0] = count
+            for name, values in zip(POINT_FIELDS, kept):
+                getattr(self._contacts, name)[:count] = values
+        for name, values in zip(WORK_CARRIED, carried):
+            getattr(work, name)[...] = values
+
+    def _nonfinite_stage(self, model, state, work, saved, steps):
+        """Replay `steps` steps from `saved`, the last with every stage checked (Settings.trace,
+        solver.trace_stage): (the stage where a body first went non-finite, that body), or None
+        when the replay does not go non-finite where the run did (a time budget, budget_ms,
+        makes iterations differ). The state ends non-finite, as the run left it."""
+        self._restore(state, work, saved)
+        empty = _empty_records(state)
+        try:
+            if steps > 1:
+                done, status = self._kernel_steps(model, state, work, self._settings,
+                                                  steps - 1, empty)
+                if done != steps - 1 or status != OK:
+                    return None
+            state.solver_stats[STAT_TRACE_STAGE] = 0.0
+            self._kernel_steps(model, state, work, self._settings._replace(trace=True), 1,
+                               empty)
+        except SimulationError:
+            return None
+        stage = int(state.solver_stats[STAT_TRACE_STAGE])
+        if stage == 0:
+            return None
+        return TRACE_STAGES[stage - 1], int(state.solver_stats[STAT_TRACE_BODY]) - 1
 
     def _beyond(self, cls, event, setting, unit, why, **fields):
         """The error of a step beyond a bound: `event` (what happened, when), then "beyond

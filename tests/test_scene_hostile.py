@@ -90,6 +90,9 @@ def test_a_fifo_mesh_is_refused(tmp_path):
 
 
 def test_a_blow_up_names_the_moving_body_not_the_world(tmp_path):
+    """An anchor 1e300 m away: the point lock's arm r gives an effective mass ~ r^2 that
+    overflows. Preparing the rows moves no body; the first stage that applies them to the
+    bodies, following the geometry, is where the ball's velocity goes non-finite."""
     from sharnir.physics import SimulationError
 
     path = tmp_path / "far.toml"
@@ -100,6 +103,7 @@ def test_a_blow_up_names_the_moving_body_not_the_world(tmp_path):
     with pytest.raises(SimulationError) as info:
         world.run(10)
     assert "'bob'" in str(info.value) and "'world'" not in str(info.value)
+    assert "in following the geometry (body 'bob')" in str(info.value)
 
 
 # --- found by bench/fuzz.py ------------------------------------------------------------------
