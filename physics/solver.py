@@ -1283,7 +1283,8 @@ def step(model, state, work, contacts, settings):
     kinds, held, driven = model.body_kind, model.joint_body, model.motor_joint   # (for traces)
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
-    if settings.trace:
+    if settings.trace:   # (this step's first stage: one that healed in a step before is not it)
+        state.solver_stats[STAT_TRACE_STAGE] = 0.0
         trace_stage(kinds, held, driven, state, TRACE_FREE_MOTION)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)

@@ -258,6 +258,8 @@ class Material:
 ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
 REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
                       # from its start to name the stage (World._nonfinite_stage)
+TRACED_BELOW = 16     # calls of fewer steps check every stage as they go: on the biped ~2 us
+                      # a step, against ~17 us a call for the copy a replay starts from
 
 
 @dataclass
@@ -395,6 +397,7 @@ class World:
         self._contacts = None
         self._carry = None       # the running state a rebuild continues from
         self._settings = None
+        self._traced = None   # the same settings, every stage checked (_step_kernel)
         self._config = {}
         self._hook, self._hook_every = None, 1
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
@@ -421,6 +424,7 @@ class World:
             cfg[key] = SETTINGS[key].check(value)
         self._config = cfg
         self._settings = make_settings(**cfg)
+        self._traced = self._settings._replace(trace=True)
 
     @property
     def settings(self):
@@ -981,21 +985,28 @@ class World:
         self._step_kernel(model, state, work, n, rec)
 
     def _step_kernel(self, model, state, work, n, rec):
-        """n steps, in kernel calls of at most REPLAY_STEPS steps, each call from a saved copy
-        of what the steps carry over: a call whose state goes non-finite is replayed from it,
-        each stage checked, and the error names the stage where the value started."""
+        """n steps, in kernel calls of at most REPLAY_STEPS steps. A state gone non-finite is
+        reported with the stage of the step where the value started: calls of fewer than
+        TRACED_BELOW steps (a hook's, the app's frames) run with every stage checked
+        (Settings.trace); longer ones start from a saved copy of what the steps carry over
+        and, gone non-finite, are replayed from it, their last step checked."""
         for start in range(0, n, REPLAY_STEPS):
             k = min(REPLAY_STEPS, n - start)
             part = (rec if k == n else tuple(r[start:start + k] if r.shape[0] else r
                                              for r in rec[:-1]) + (rec[-1],))
-            saved = self._carried(state, work)
-            done, status = self._kernel_steps(model, state, work, self._settings, k, part)
+            traced = k < TRACED_BELOW
+            saved = None if traced else self._carried(state, work)
+            state.solver_stats[STAT_TRACE_STAGE] = 0.0
+            done, status = self._kernel_steps(model, state, work,
+                                              self._traced if traced else self._settings, k,
+                                              part)
             if status == NONFINITE or state.solver_stats[3] > 0:
                 i = int(state.solver_stats[3]) - 1
                 where = ""
-                traced = self._nonfinite_stage(model, state, work, saved, done)
-                if traced is not None:
-                    stage, i = traced
+                found = (_traced_stage(state) if traced else
+                         self._nonfinite_stage(model, state, work, saved, done))
+                if found is not None:
+                    stage, i = found
                     where = f" in {stage}"
                 raise SimulationError(
                     f"the simulation became non-finite at t = {state.time[0]:.6g} s{where} "
@@ -1066,15 +1077,10 @@ class World:
                                                   steps - 1, empty)
                 if done != steps - 1 or status != OK:
                     return None
-            state.solver_stats[STAT_TRACE_STAGE] = 0.0
-            self._kernel_steps(model, state, work, self._settings._replace(trace=True), 1,
-                               empty)
+            self._kernel_steps(model, state, work, self._traced, 1, empty)
         except SimulationError:
             return None
-        stage = int(state.solver_stats[STAT_TRACE_STAGE])
-        if stage == 0:
-            return None
-        return TRACE_STAGES[stage - 1], int(state.solver_stats[STAT_TRACE_BODY]) - 1
+        return _traced_stage(state)
 
     def _beyond(self, cls, event, setting, unit, why, **fields):
         """The error of a step beyond a bound: `event` (what happened, when), then "beyond
@@ -1597,6 +1603,14 @@ def _index(items, ref, kind, where):
     names = listing(item.name for item in items)
     shown = quoted(ref) if isinstance(ref, str) and len(ref) > 60 else repr(ref)[:60]
     raise ValueError(f"{prefix}unknown {kind} {shown} ({kind}s are: {names})")
+
+
+def _traced_stage(state):
+    """(stage, body) a traced step found non-finite first (solver.trace_stage), or None."""
+    stage = int(state.solver_stats[STAT_TRACE_STAGE])
+    if stage == 0:
+        return None
+    return TRACE_STAGES[stage - 1], int(state.solver_stats[STAT_TRACE_BODY]) - 1
 
 
 def _empty_records(state):

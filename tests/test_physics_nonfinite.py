@@ -59,6 +59,21 @@ def test_a_blow_up_after_many_calls_worth_of_steps_is_replayed_from_its_own_call
     assert f"t = {(REPLAY_STEPS + 11) * h:g} s" in message
 
 
+def test_a_hook_that_sets_an_overflowing_force_is_named_in_the_forces_stage():
+    """A hook steps one step a call: those steps run traced as they go (no replay)."""
+    world = World(dt=H, gravity=(0.0, 0.0, 0.0))
+    world.add_body("dust", Sphere(1e-3), mass=1e-6)
+
+    def hook(w):
+        if w.time > 0.025:
+            w.set_body_force("dust", force=(1e308, 0.0, 0.0))
+
+    world.set_hook(hook)
+    with pytest.raises(SimulationError) as info:
+        world.run(50)
+    assert "at t = 0.04 s in applying the forces (body 'dust')" in str(info.value)
+
+
 def hinged(world):
     """Two arms on hinges, the second coupled to the first (its warm start is carried in the
     work arrays), the first driven by a servo."""
