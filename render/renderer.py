@@ -281,8 +281,9 @@ class Renderer:
         collision shapes inside them; without the depth pass, overlapping pieces (a capsule's
         cylinder and end spheres, a shape's back faces) would tint twice."""
         ctx = self.ctx
-        pieces = [(key, rows) for key, rows in instances.items() if key != "plane"]  # (the
-        ctx.enable(ctx.BLEND)                                         # ground: drawn as is)
+        # a plane is the ground, drawn as it is: a tinted 100 m slab would cover everything
+        pieces = [(key, rows) for key, rows in instances.items() if key != "plane"]
+        ctx.enable(ctx.BLEND)
         try:
             ctx.blend_func = ctx.ZERO, ctx.ONE
             ctx.depth_func = "1"
