@@ -18,7 +18,7 @@ SHORTCUTS = {
     key.C: "toggle_centres",
     key.H: "toggle_shadows",
     key.K: "toggle_contacts",
-    key.S: "toggle_collision",
+    key.S: "cycle_shape_view",
     key.F1: "toggle_help",
     key.F12: "screenshot",
 }
@@ -41,8 +41,10 @@ HELP = (
     ("C", "show / hide the centres of mass"),
     ("H", "show / hide the shadows on the ground"),
     ("K", "show / hide contact points (green: sticking, red: sliding) and contact forces"),
-    ("S", "collision shapes instead of the visuals (what contacts see; a URDF's <collision>, "
-          "an MJCF's colliding geoms) / back to the visuals"),
+    ("S", "cycle how bodies with visuals are drawn: by their visuals; by their collision "
+          "shapes instead (what contacts see: a URDF's <collision>, an MJCF's colliding "
+          "geoms); by their visuals with the collision shapes over them in see-through "
+          "magenta (also where the visuals hide them)"),
     ("F1", "show / hide this help"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
     ("Escape", "leave a text field, close a dialog or this help (never quits)"),

@@ -25,6 +25,7 @@ import numpy as np
 from imgui_bundle import imgui, implot
 
 from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
+from sharnir.render.renderer import COLLISION, OVERLAY, VISUALS
 
 from .commands import (
     Configure,
@@ -982,14 +983,25 @@ VIEW_TOGGLES = (
     ("Centres of mass", "show_centres", "C"),
     ("Shadows", "show_shadows", "H"),
     ("Contacts", "show_contacts", "K"),
-    ("Collision shapes", "show_collision", "S"),
 )
+SHAPE_VIEW_KEY = "S"   # the key that cycles the shape views, as the radio buttons set them
+# The View section's radio buttons for the window's shape_view (render.renderer.SHAPE_VIEWS):
+# view -> (label, tooltip)
+SHAPE_VIEW_BUTTONS = {
+    VISUALS: ("Visuals", "draw each body by its visuals (a URDF's <visual>, an MJCF's drawn "
+                         "geoms); a body without visuals by its collision shape"),
+    COLLISION: ("Collision", "draw each body by its collision shape instead, in its body "
+                             "colour: what the contacts see"),
+    OVERLAY: ("Overlay", "the visuals, with every collision shape over them in see-through "
+                         "magenta, also where the visuals hide it: where the two differ"),
+}
 
 
 def draw_view(view):
     """Tick boxes for what the 3D view shows (the window's show_* flags, also toggled by
-    their keys); "Collision shapes" draws every body by its collision shape instead of its
-    visuals."""
+    their keys) and radio buttons for how bodies with visuals are drawn (the window's
+    shape_view, also cycled by S): by their visuals, by their collision shapes instead, or
+    with the collision shapes overlaid."""
     if view is None or not imgui.collapsing_header("View", imgui.TreeNodeFlags_.default_open):
         return
     for k, (label, attr, shortcut) in enumerate(VIEW_TOGGLES):
@@ -998,6 +1010,17 @@ def draw_view(view):
         changed, ticked = imgui.checkbox(f"{label} ({shortcut})", bool(getattr(view, attr)))
         if changed:
             setattr(view, attr, ticked)
+    imgui.align_text_to_frame_padding()
+    imgui.text(f"Shapes ({SHAPE_VIEW_KEY}):")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip(f"how bodies with visuals are drawn; {SHAPE_VIEW_KEY} cycles "
+                          "through these")
+    for name, (label, tip) in SHAPE_VIEW_BUTTONS.items():
+        imgui.same_line()
+        if imgui.radio_button(label, view.shape_view == name):
+            view.shape_view = name
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(tip)
 
 
 def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None,

@@ -21,7 +21,7 @@ import numpy as np
 from sharnir.physics.warmup import ProgressPrinter
 from sharnir.render.camera import OrbitCamera
 from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
-from sharnir.render.renderer import Renderer
+from sharnir.render.renderer import SHAPE_VIEWS, VISUALS, Renderer
 from sharnir.render.screenshot import _write_png
 
 from .commands import ClearDrag, MoveBody, Reset, Step
@@ -159,7 +159,7 @@ class App:
         self.show_help = False
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
         self.show_contacts = True
-        self.show_collision = False   # collision shapes instead of the visuals (S)
+        self.shape_view = VISUALS     # how bodies with visuals are drawn (S: SHAPE_VIEWS)
         self.selected = None        # the body last grabbed (G focuses on it)
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
@@ -221,7 +221,7 @@ class App:
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
             force_scale=self._force_scale if self.show_contacts else 0.0,
-            body_visuals=snap.body_visuals, collision_shapes=self.show_collision)
+            body_visuals=snap.body_visuals, collision_shapes=self.shape_view)
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:
@@ -392,8 +392,11 @@ class App:
     def action_toggle_shadows(self):
         self.show_shadows = not self.show_shadows
 
-    def action_toggle_collision(self):
-        self.show_collision = not self.show_collision
+    def action_cycle_shape_view(self):
+        """The next way of drawing bodies with visuals: visuals, collision shapes instead,
+        visuals with the collision shapes over them, and round again."""
+        k = SHAPE_VIEWS.index(self.shape_view)
+        self.shape_view = SHAPE_VIEWS[(k + 1) % len(SHAPE_VIEWS)]
 
     def action_focus(self):
         """Orbit around the selected body's centre of mass (the whole scene if none)."""

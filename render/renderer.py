@@ -5,6 +5,10 @@ quaternions and shapes, and optionally joint anchor points with their stick/slip
 Each mesh (box, sphere, cylinder) is drawn with one instanced call per frame; so is each
 convex hull, from a vertex buffer made the first time its Hull object is drawn (flat-shaded,
 face normals) and released once a frame no longer draws it (a scene reload).
+
+A body with visuals is drawn one of three ways (SHAPE_VIEWS, what the app's S key cycles):
+by its visuals, by its collision shape instead, or by its visuals with its collision shape
+laid over them as a translucent overlay in one colour (OVERLAY_COLOUR).
 """
 import math
 
@@ -19,7 +23,14 @@ from .instances import (
     point_instances,
     scene_bounds,
 )
-from .shaders import LINE_FRAGMENT, LINE_VERTEX, SOLID_FRAGMENT, SOLID_VERTEX
+from .shaders import (
+    FAR_FRAGMENT,
+    FAR_VERTEX,
+    LINE_FRAGMENT,
+    LINE_VERTEX,
+    SOLID_FRAGMENT,
+    SOLID_VERTEX,
+)
 
 BACKGROUND = (0.13, 0.14, 0.17)
 # Towards the light: from above, in front and to the left of the default view.
@@ -36,8 +47,32 @@ SLIP_COLOUR = (1.0, 0.55, 0.1)     # joint anchors that slide
 ANCHOR_SIZE = 0.012                # anchor dot radius as a fraction of half the view height
 ANCHOR_MAX = 2.5                   # ... but at most this many times the thinnest body's half-width
 GRID_MARGIN = 1.25                 # the grid reaches this far beyond the framed bodies
+# How bodies with visuals are drawn (draw's collision_shapes): by their visuals, by their
+# collision shapes instead, or by their visuals with the collision shapes over them.
+VISUALS, COLLISION, OVERLAY = "visuals", "collision", "overlay"
+SHAPE_VIEWS = (VISUALS, COLLISION, OVERLAY)   # in the order the S key cycles through them
+OVERLAY_COLOUR = (1.0, 0.2, 0.9)   # the collision overlay: saturated magenta, unlike the
+OVERLAY_ALPHA = 0.4                # bodies' pastel palette; this opaque
 INSTANCE_LAYOUT = "4f 4f 4f 4f 3f/i"  # a mat4 arrives as four column vec4s
 INSTANCE_ATTRIBUTES = ("in_model0", "in_model1", "in_model2", "in_model3", "in_colour")
+
+
+def shape_view(collision_shapes):
+    """The view (one of SHAPE_VIEWS) that draw's `collision_shapes` asks for: a name, or
+    False / True (VISUALS / COLLISION, as before there was an overlay)."""
+    if collision_shapes is False or collision_shapes is True:
+        return COLLISION if collision_shapes else VISUALS
+    if collision_shapes not in SHAPE_VIEWS:
+        raise ValueError(f"collision_shapes must be one of {SHAPE_VIEWS} or a bool, "
+                         f"not {collision_shapes!r}")
+    return collision_shapes
+
+
+def _overlay_table(body_shapes, body_visuals):
+    """The DrawTable of the collision shapes of the bodies that have visuals (a body without
+    them is already drawn by its collision shape: overlaid on itself it would z-fight)."""
+    visuals = list(body_visuals) + [()] * (len(body_shapes) - len(body_visuals))
+    return DrawTable([shape if visual else None for shape, visual in zip(body_shapes, visuals)])
 
 
 class _InstancedMesh:
@@ -83,6 +118,9 @@ class Renderer:
         self.ctx = ctx
         self.solid = ctx.program(vertex_shader=SOLID_VERTEX, fragment_shader=SOLID_FRAGMENT)
         self.line = ctx.program(vertex_shader=LINE_VERTEX, fragment_shader=LINE_FRAGMENT)
+        self.far = ctx.program(vertex_shader=FAR_VERTEX, fragment_shader=FAR_FRAGMENT)
+        self.far_vbo = ctx.buffer(np.array([-1, -1, 1, -1, -1, 1, 1, 1], "f4").tobytes())
+        self.far_vao = ctx.vertex_array(self.far, [(self.far_vbo, "2f", "in_position")])
         self.meshes = {name: _InstancedMesh(ctx, self.solid, getattr(meshes, name)())
                        for name in MESHES}
         self.meshes["plane"] = _InstancedMesh(ctx, self.solid, meshes.box())
@@ -90,12 +128,14 @@ class Renderer:
         self.anchors = _InstancedMesh(ctx, self.solid, meshes.sphere(rings=8, segments=16))
         self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
         self.solid["u_shadow"].value = 0.0
+        self.solid["u_tint"].value = (0.0, 0.0, 0.0, 0.0)
         self.axes_vbo = self.axes_vao = None
         self.axes_capacity = 0
         self.grid_vbo = self.grid_vao = None
         self.grid_extent = None
         self._table = self._table_shapes = None  # the DrawTable of the shapes drawn last
         self._collision_table = None             # ... and of their collision shapes alone
+        self._overlay_table = None               # ... of those of the bodies with visuals
         self.fit_grid((np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 1.0])))
 
     def fit_grid(self, bounds):
@@ -136,11 +176,15 @@ class Renderer:
         drawn as dots (green: friction holds, red: sliding per contact_sliding) and, when
         force_scale > 0, contact_forces (k, 3) as lines of force_scale metres per newton.
         body_visuals (World.body_visuals): per body, shapes drawn instead of its collision
-        shape; with body_shapes, worked out once per world (DrawTable). With
-        `collision_shapes`, every body is drawn by its collision shape (in its body colour)
-        and the visuals are not: what the contacts see, as MuJoCo's collision group or
-        PyBullet's wireframe show it.
+        shape; with body_shapes, worked out once per world (DrawTable). collision_shapes,
+        one of SHAPE_VIEWS (False and True are VISUALS and COLLISION): VISUALS draws the
+        visuals; COLLISION every body by its collision shape (in its body colour) and no
+        visuals: what the contacts see, as MuJoCo's collision group shows it; OVERLAY the
+        visuals, then the collision shapes of the bodies that have visuals over them (see
+        `_draw_overlay`). A body without visuals is drawn once, by its collision shape, in
+        every view.
         """
+        view = shape_view(collision_shapes)
         ctx = self.ctx
         ctx.clear(*BACKGROUND, 1.0, depth=1.0)
         ctx.enable(ctx.DEPTH_TEST)
@@ -153,20 +197,27 @@ class Renderer:
         self.solid["u_eye"].value = tuple(camera.eye)
         if self._table_shapes is not body_shapes:  # a new world: what it draws, once
             self._table = DrawTable(body_shapes, body_visuals)
-            self._collision_table = None
+            self._collision_table = self._overlay_table = None
             self._table_shapes = body_shapes
-        table = self._table
-        if collision_shapes and body_visuals is not None and any(body_visuals):
+        table, overlay = self._table, None
+        has_visuals = body_visuals is not None and any(body_visuals)
+        if view == COLLISION and has_visuals:
             if self._collision_table is None:        # made at the first frame that shows it
                 self._collision_table = DrawTable(body_shapes)
             table = self._collision_table
+        elif view == OVERLAY and has_visuals:
+            if self._overlay_table is None:
+                self._overlay_table = _overlay_table(body_shapes, body_visuals)
+            overlay = self._overlay_table.instances(body_pos, body_quat)
         instances = table.instances(body_pos, body_quat)
-        self._sync_hull_meshes(instances)
+        self._sync_hull_meshes(instances, overlay or {})
         self.meshes["plane"].draw(planes_seen_from_above(instances.pop("plane"), camera.eye))
         if shadows:
             self._draw_shadows(instances)
         for name, rows in instances.items():
             self._mesh(name).draw(rows)
+        if overlay:
+            self._draw_overlay(overlay)
         # The same size on screen however far the camera is, yet not hiding thin links.
         radius = ANCHOR_SIZE * camera.distance * math.tan(camera.fov_y / 2.0)
         if table.thinnest is not None:
@@ -219,17 +270,49 @@ class Renderer:
             self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
             self.solid["u_shadow"].value = 0.0
 
+    def _draw_overlay(self, instances):
+        """The collision overlay, one translucent layer over the picture: the collision shapes'
+        nearest surface in OVERLAY_COLOUR at OVERLAY_ALPHA, seen through the visuals (a
+        collision shape inside or behind its visual mesh shows), each pixel tinted once.
+
+        The depth buffer is reset to the far plane (a full-window quad; colour kept by the
+        blend ZERO, ONE), the shapes' depth drawn alone (same blend), then their colour where
+        a fragment is that nearest depth (<=). Without the reset the visuals would hide the
+        collision shapes inside them; without the depth pass, overlapping pieces (a capsule's
+        cylinder and end spheres, a shape's back faces) would tint twice."""
+        ctx = self.ctx
+        # a plane is the ground, drawn as it is: a tinted 100 m slab would cover everything
+        pieces = [(key, rows) for key, rows in instances.items() if key != "plane"]
+        ctx.enable(ctx.BLEND)
+        try:
+            ctx.blend_func = ctx.ZERO, ctx.ONE
+            ctx.depth_func = "1"
+            self.far_vao.render(ctx.TRIANGLE_STRIP)
+            ctx.depth_func = "<"
+            for key, rows in pieces:
+                self._mesh(key).draw(rows)
+            ctx.depth_func = "<="
+            ctx.blend_func = ctx.SRC_ALPHA, ctx.ONE_MINUS_SRC_ALPHA
+            self.solid["u_tint"].value = (*OVERLAY_COLOUR, OVERLAY_ALPHA)
+            for key, rows in pieces:
+                self._mesh(key).draw(rows)
+        finally:
+            ctx.depth_func = "<"
+            ctx.disable(ctx.BLEND)
+            self.solid["u_tint"].value = (0.0, 0.0, 0.0, 0.0)
+
     def _mesh(self, key):
         """The instanced mesh of a mesh name or of a Hull object."""
         return self.meshes[key] if isinstance(key, str) else self.hull_meshes[key]
 
-    def _sync_hull_meshes(self, instances):
-        """Make a vertex buffer for each Hull drawn now; release those no longer drawn."""
-        drawn = [key for key in instances if not isinstance(key, str)]
+    def _sync_hull_meshes(self, *instances):
+        """Make a vertex buffer for each Hull drawn now (a key of any of the `instances`
+        dicts); release those no longer drawn."""
+        drawn = {key for rows in instances for key in rows if not isinstance(key, str)}
         for hull in drawn:
             if hull not in self.hull_meshes:
                 self.hull_meshes[hull] = _InstancedMesh(self.ctx, self.solid, hull_mesh(hull))
-        for hull in [h for h in self.hull_meshes if h not in instances]:
+        for hull in [h for h in self.hull_meshes if h not in drawn]:
             self.hull_meshes.pop(hull).release()
 
     def _draw_axes(self, anchors, axes, half_length):
@@ -259,8 +342,8 @@ class Renderer:
         for mesh in (*self.meshes.values(), *self.hull_meshes.values(), self.anchors):
             mesh.release()
         self.hull_meshes = {}
-        for obj in (self.axes_vao, self.axes_vbo, self.grid_vao, self.grid_vbo, self.solid,
-                    self.line):
+        for obj in (self.axes_vao, self.axes_vbo, self.grid_vao, self.grid_vbo, self.far_vao,
+                    self.far_vbo, self.solid, self.line, self.far):
             if obj is None:
                 continue
             obj.release()

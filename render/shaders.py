@@ -1,5 +1,5 @@
-"""GLSL 3.30 core shaders: lit instanced solids (and their shadows on the ground) and unlit
-coloured lines."""
+"""GLSL 3.30 core shaders: lit instanced solids (and their shadows on the ground, and the
+translucent one-colour collision overlay) and unlit coloured lines."""
 
 # Per instance: a model matrix (four columns) and a colour.  Normals go through the
 # inverse transpose because shapes are scaled unevenly (boxes, ellipsoids, cylinders).
@@ -37,6 +37,7 @@ in vec3 v_world;
 uniform vec3 u_light_dir;
 uniform vec3 u_eye;
 uniform float u_shadow;  // > 0: draw a flat translucent shadow of this opacity
+uniform vec4 u_tint;     // a > 0: every instance lit in this one colour and opacity
 out vec4 f_colour;
 void main() {
     if (u_shadow > 0.0) {
@@ -47,7 +48,8 @@ void main() {
     if (dot(n, u_eye - v_world) < 0.0) n = -n;  // inside faces seen through open ends
     float diffuse = max(dot(n, u_light_dir), 0.0);
     float ambient = mix(0.18, 0.38, 0.5 + 0.5 * n.z);
-    f_colour = vec4(v_colour * (ambient + 0.72 * diffuse), 1.0);
+    vec3 colour = u_tint.a > 0.0 ? u_tint.rgb : v_colour;
+    f_colour = vec4(colour * (ambient + 0.72 * diffuse), u_tint.a > 0.0 ? u_tint.a : 1.0);
 }
 """
 
@@ -69,5 +71,23 @@ in vec3 v_colour;
 out vec4 f_colour;
 void main() {
     f_colour = vec4(v_colour, 1.0);
+}
+"""
+
+# A full-window quad at the far plane: drawn with the depth test always passing and colour
+# writes off, it resets the depth buffer alone (a plain clear would also clear the colour).
+FAR_VERTEX = """
+#version 330
+in vec2 in_position;
+void main() {
+    gl_Position = vec4(in_position, 1.0, 1.0);
+}
+"""
+
+FAR_FRAGMENT = """
+#version 330
+out vec4 f_colour;
+void main() {
+    f_colour = vec4(0.0);
 }
 """

@@ -22,6 +22,7 @@ from sharnir.app.framing import frame_bounds, hanging_bounds, view_part
 from sharnir.app.panel import VIEW_TOGGLES
 from sharnir.render.camera import OrbitCamera
 from sharnir.render.instances import body_colour
+from sharnir.render.renderer import OVERLAY_COLOUR
 from sharnir.scenes import load_scene
 
 REPO = Path(__file__).resolve().parents[1]
@@ -254,12 +255,27 @@ def test_the_falling_chain_stays_in_the_view_and_F_frames_all_of_it(view_run):
     assert (folder / "chain.png").is_file()
 
 
-# ---- collision shapes (S, View > Collision shapes) ------------------------------------------
+# ---- shape views (S, View > Shapes: visuals, collision shapes, overlay) ----------------------
 
 COLLISION_CHILD = textwrap.dedent("""
     import json, sys, time
-    from pyglet.window import key
+    from imgui_bundle import imgui
+    from pyglet.window import key, mouse
+    from sharnir.app import panel
     from sharnir.app.window import App
+
+    rects = {}
+
+    class Recorder:  # the panel's ImGui, recording where each radio button is drawn
+        def __getattr__(self, name):
+            return getattr(imgui, name)
+        def radio_button(self, label, active):
+            clicked = imgui.radio_button(label, active)
+            a, b = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+            top = imgui.get_window_pos().y             # the scrolled controls' visible part
+            rects[label] = (a.x, a.y, b.x, b.y, top, top + imgui.get_window_height())
+            return clicked
+    panel.imgui = Recorder()
 
     out = {}
     app = App(sys.argv[1], width=800, height=480, paused=True)
@@ -270,24 +286,40 @@ COLLISION_CHILD = textwrap.dedent("""
         app.run_frames(2)
         out["panel"] = app.panel_width()
         shots = []
-        for k in range(3):                    # visuals, collision shapes (S), visuals (S)
+        for k in range(4):          # visuals, collision (S), overlay (S), visuals again (S)
             if k:
                 app.on_key_press(key.S, 0)
-            out[f"shown_{k}"] = app.show_collision
+            out[f"shown_{k}"] = app.shape_view
             app.panel_state.note = None       # (the last shot's "saved" note off the view)
             app.run_frames(1)
             shots.append(str(app.action_screenshot(f"{sys.argv[2]}_{k}.png")))
         out["shots"] = shots
+        # the panel's Shapes buttons set the view: a click on each, in an order S would not
+        out["clicked"] = []
+        for label in ("Overlay", "Collision", "Visuals"):
+            for _ in range(50):                   # the wheel over the panel scrolls it there
+                x0, y0, x1, y1, top, bottom = rects[label]
+                if top <= y0 and y1 <= bottom:
+                    break
+                app.on_mouse_scroll(100, 240, 0, -1 if y1 > bottom else 1)
+                app.run_frames(2)
+            x, y = (x0 + x1) / 2, 480 - (y0 + y1) / 2
+            app.on_mouse_motion(x, y, 0, 0)
+            app.run_frames(2)
+            app.on_mouse_press(x, y, mouse.LEFT, 0)
+            app.run_frames(2)
+            app.on_mouse_release(x, y, mouse.LEFT, 0)
+            app.run_frames(2)
+            out["clicked"].append([label, app.shape_view])
         # each View tick box's key flips its flag alone, and the help (F1) lists the key
         from sharnir.app.keys import HELP
         from sharnir.app.panel import VIEW_TOGGLES
-        flags = [attr for _, attr, _ in VIEW_TOGGLES]
+        flags = [attr for _, attr, _ in VIEW_TOGGLES] + ["shape_view"]
         out["keys"] = {}
-        for label, attr, shortcut in VIEW_TOGGLES:
+        for label, attr, shortcut in VIEW_TOGGLES + (("Shapes", "shape_view", "S"),):
             before = [getattr(app, a) for a in flags]
             app.on_key_press(getattr(key, shortcut), 0)
             after = [getattr(app, a) for a in flags]
-            app.on_key_press(getattr(key, shortcut), 0)
             out["keys"][label] = [a for a, x, y in zip(flags, before, after) if x != y]
         out["help"] = [row[0] for row in HELP]
     finally:
@@ -301,31 +333,77 @@ SPHERE_ON_A_BOX = ('bodies = [{ name = "b", kind = "static", pos = [0.0, 0.0, 0.
                    'rgba = [1.0, 0.0, 0.0, 1.0] }] }]\n')
 
 
-def test_S_draws_the_collision_shapes_instead_of_the_visuals_and_back(tmp_path):
-    """A static box whose visual is a red sphere (both 0.3 m, filling the view right of the
-    panel): drawn red at first; after S its collision box in the body's colour and no red
-    sphere; after S again the same picture as at first. (Seen: 42167 red px and no box
-    colour, then 147 red px (the grid's x axis) and 75521 box colour, then as at first.)"""
-    scene = tmp_path / "s.toml"
+def _hue_counts(rgb, *hues, width=0.02):
+    """How many lit (saturation > 0.3) pixels of rgb (h, w, 3) have each hue, +-width."""
+    hsv = np.array([colorsys.rgb_to_hsv(*p) for p in rgb.reshape(-1, 3) / 255.0])
+    lit = hsv[:, 1] > 0.3
+    return [int(np.sum(lit & (np.abs((hsv[:, 0] - hue + 0.5) % 1.0 - 0.5) < width)))
+            for hue in hues]
+
+
+@pytest.fixture(scope="module")
+def shape_views(tmp_path_factory):
+    """The app on a static box whose visual is a red sphere (both 0.3 m, filling the view
+    right of the panel): S pressed three times, then the panel's Shapes buttons clicked."""
+    folder = tmp_path_factory.mktemp("shape_views")
+    scene = folder / "s.toml"
     scene.write_text(SPHERE_ON_A_BOX)
-    out = run_headless_child(COLLISION_CHILD, scene, tmp_path / "shot", cwd=tmp_path)
-    assert out["closed"] and [out[f"shown_{k}"] for k in range(3)] == [False, True, False]
-    views = [read_png(Path(p))[:, int(out["panel"]) + 4:] for p in out["shots"]]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CONFIG_HOME", str(folder / "cfg"))   # the child's recent list goes here
+    try:
+        out = run_headless_child(COLLISION_CHILD, scene, folder / "shot", cwd=folder)
+    finally:
+        mp.undo()
+    out["views"] = [read_png(Path(p))[:, int(out["panel"]) + 4:] for p in out["shots"]]
+    return out
 
-    def hues(rgb):
-        hsv = np.array([colorsys.rgb_to_hsv(*p) for p in rgb.reshape(-1, 3) / 255.0])
-        lit = hsv[:, 1] > 0.3
 
-        def near(hue):
-            return int(np.sum(lit & (np.abs((hsv[:, 0] - hue + 0.5) % 1.0 - 0.5) < 0.02)))
-        return near(0.0), near(colorsys.rgb_to_hsv(*body_colour(1))[0])
-
-    (red0, box0), (red1, box1), (red2, box2) = (hues(v) for v in views)
+def test_S_cycles_visuals_collision_shapes_overlay_and_back(shape_views):
+    """Seen: 42167 red px and no box colour, then 147 red px (the grid's x axis) and 75521
+    box colour, then the overlay, then the first picture again."""
+    out = shape_views
+    assert out["closed"]
+    assert [out[f"shown_{k}"] for k in range(4)] == ["visuals", "collision", "overlay",
+                                                     "visuals"]
+    red, box = 0.0, colorsys.rgb_to_hsv(*body_colour(1))[0]
+    (red0, box0), (red1, box1), _, (red3, box3) = (_hue_counts(v, red, box)
+                                                   for v in out["views"])
     assert red0 > 10000 and box0 == 0         # the visual: a red sphere
     assert red1 < 500 and box1 > 10000        # the box in the body's colour; red: the grid's
     #                                           x axis line (~150 px) alone
-    assert (red2, box2) == (red0, box0)
-    assert np.array_equal(views[0], views[2]) and not np.array_equal(views[0], views[1])
-    assert out["keys"] == {label: [attr] for label, attr, _ in VIEW_TOGGLES}
-    assert {shortcut for _, _, shortcut in VIEW_TOGGLES} <= set(out["help"])
+    assert (red3, box3) == (red0, box0)
+    views = out["views"]
+    assert np.array_equal(views[0], views[3]) and not np.array_equal(views[0], views[1])
+    assert not np.array_equal(views[0], views[2])
+
+
+def test_the_overlay_tints_the_visual_and_shows_the_collision_box_beyond_it(shape_views):
+    """The sphere lies inside its collision cube, so the cube's outline on screen holds the
+    sphere's: in the overlay no pixel of the sphere stays plain red, and the cube's corners
+    beyond the sphere are magenta over the background; the visuals alone show no magenta.
+    (Seen: plain red 42167 px -> 148 (the grid's x axis), magenta 0 -> 33286, the centre
+    pixel (242, 0, 0) -> (214, 14, 62).)"""
+    visuals, overlay = shape_views["views"][0], shape_views["views"][2]
+    magenta = colorsys.rgb_to_hsv(*OVERLAY_COLOUR)[0]
+    (red0,), (red2,) = (_hue_counts(v, 0.0) for v in (visuals, overlay))
+    (magenta0,), (magenta2,) = (_hue_counts(v, magenta, width=0.04) for v in (visuals, overlay))
+    assert red0 > 10000 and magenta0 == 0
+    assert red2 < 500                       # only the grid's x axis line is left plain red
+    assert magenta2 > 1000
+    # the sphere is still drawn under the tint: its pixels are redder than the corners'
+    centre = overlay[overlay.shape[0] // 2, overlay.shape[1] // 2].astype(int)
+    assert centre[0] > centre[2] > 40        # red under a magenta tint: blue rises from ~0
+    assert visuals[visuals.shape[0] // 2, visuals.shape[1] // 2, 2] < 10
+
+
+def test_the_panel_shape_buttons_set_the_view(shape_views):
+    assert shape_views["clicked"] == [["Overlay", "overlay"], ["Collision", "collision"],
+                                      ["Visuals", "visuals"]]
+
+
+def test_each_view_key_changes_its_own_setting_and_the_help_lists_it(shape_views):
+    out = shape_views
+    assert out["keys"] == {**{label: [attr] for label, attr, _ in VIEW_TOGGLES},
+                           "Shapes": ["shape_view"]}
+    assert {shortcut for _, _, shortcut in VIEW_TOGGLES} | {"S"} <= set(out["help"])
 
