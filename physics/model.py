@@ -200,7 +200,7 @@ Settings = namedtuple("Settings", [
     "max_energy_gain",       # a step whose energy gain exceeds this many times what its
                              #   sources could supply ends as ENERGY_JUMP (0: off; energy.py)
     "trace",                 # bool: check the bodies after every stage of the step and name
-                             #   the first that left one non-finite (solver.trace_stage; World
+                             #   the first that left one non-finite (solver.trace_bodies; World
                              #   replays a step gone non-finite so)
 ])
 

@@ -165,16 +165,14 @@ POSITION_STALL = 0.5   # a position sweep that leaves more than this share of th
                        # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
 GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
-# the points of a traced step (Settings.trace) where the bodies are checked, after the stages
-# of the docstring's list: where a non-finite value started (World names it in its error)
-(TRACE_FREE_MOTION, TRACE_DETECT, TRACE_PREPARE_JOINTS, TRACE_FOLLOW_GEOMETRY, TRACE_MOTORS,
- TRACE_PREPARE_CONTACTS, TRACE_FORCES, TRACE_AIM, TRACE_WARM_START, TRACE_SOLVE_VELOCITIES,
- TRACE_INTEGRATE, TRACE_SOLVE_POSITIONS, TRACE_GUARD, TRACE_REPORT) = range(14)
-TRACE_STAGES = ("the free motion", "the contact detection", "the joints' preparation",
-                "following the geometry", "the motors' and dampers' preparation",
-                "the contacts' preparation", "applying the forces", "aiming at the step's end",
-                "the warm start", "the velocity solve", "integrating the positions",
-                "the position solve", "the static guard", "the report")
+# the points of a traced step (Settings.trace) where the bodies are checked: after the stages
+# of the docstring's list that change a body's pose or velocity, or a motor's state (World names
+# the first that left a value non-finite in its error)
+(TRACE_FREE_MOTION, TRACE_FOLLOW_GEOMETRY, TRACE_MOTORS, TRACE_FORCES, TRACE_WARM_START,
+ TRACE_SOLVE_VELOCITIES, TRACE_INTEGRATE, TRACE_SOLVE_POSITIONS, TRACE_GUARD) = range(9)
+TRACE_STAGES = ("the free motion", "following the geometry", "the motors' preparation",
+                "applying the forces", "the warm start", "the velocity solve",
+                "integrating the positions", "the position solve", "the static guard")
 
 
 @njit(**_JIT)
@@ -1220,37 +1218,44 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
-def trace_stage(body_kind, joint_body, motor_joint, state, stage):
+def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage):
     """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a moving one
-    first) whose pose, velocity or angular momentum, or whose joint's motor, is not finite,
-    recorded as solver_stats[STAT_TRACE_STAGE] = 1 + stage, [STAT_TRACE_BODY] = 1 + body,
-    unless an earlier stage was recorded."""
-    stats = state.solver_stats
+    first) whose pose, velocity or angular momentum is not finite, recorded as
+    stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body, unless an earlier
+    stage of the step was. (The arrays one by one, not the state: a call site's cost in
+    compile time grows with the arrays it passes.)"""
     if stats[STAT_TRACE_STAGE] > 0.0:
         return
     found = -1
-    for i in range(state.body_pos.shape[0]):
-        ok = math.isfinite(state.body_quat[i, 3])
+    for i in range(pos.shape[0]):
+        ok = math.isfinite(quat[i, 3])
         for q in range(3):
-            ok = ok and (math.isfinite(state.body_pos[i, q]) and math.isfinite(state.body_vel[i, q])
-                         and math.isfinite(state.body_angvel[i, q])
-                         and math.isfinite(state.body_angmom[i, q])
-                         and math.isfinite(state.body_quat[i, q]))
+            ok = ok and (math.isfinite(pos[i, q]) and math.isfinite(vel[i, q])
+                         and math.isfinite(angvel[i, q]) and math.isfinite(angmom[i, q])
+                         and math.isfinite(quat[i, q]))
         if not ok:
             if body_kind[i] == DYNAMIC:
                 found = i
                 break
             if found < 0:
                 found = i
-    if found < 0:
-        for m in range(motor_joint.shape[0]):
-            if not (math.isfinite(state.motor_current[m]) and math.isfinite(state.motor_speed[m])
-                    and math.isfinite(state.motor_torque[m])):
-                found = joint_body[motor_joint[m], 1]
-                break
     if found >= 0:
         stats[STAT_TRACE_STAGE] = 1 + stage
         stats[STAT_TRACE_BODY] = 1 + found
+
+
+@njit(**_JIT)
+def trace_motors(joint_body, motor_joint, current, speed, torque, stats, stage):
+    """Likewise for the motors: the body driven by the first whose current, rotor speed or
+    torque is not finite."""
+    if stats[STAT_TRACE_STAGE] > 0.0:
+        return
+    for m in range(motor_joint.shape[0]):
+        if not (math.isfinite(current[m]) and math.isfinite(speed[m])
+                and math.isfinite(torque[m])):
+            stats[STAT_TRACE_STAGE] = 1 + stage
+            stats[STAT_TRACE_BODY] = 1 + joint_body[motor_joint[m], 1]
+            return
 
 
 @njit(**_JIT)
@@ -1280,29 +1285,31 @@ def step(model, state, work, contacts, settings):
     max_joint_angle_gap at the step's start; solver_stats[STAT_GAP_JOINT] names it),
     ENERGY_JUMP (the step gained energy far beyond its sources: energy.py) or OVERFLOW (the
     contact arrays are too small: nothing changed, grow them and call again)."""
-    kinds, held, driven = model.body_kind, model.joint_body, model.motor_joint   # (for traces)
+    trace = settings.trace     # (check the bodies after each stage that moves them: traced)
+    kinds, stats = model.body_kind, state.solver_stats
+    pos, quat, vel, angvel, L = (state.body_pos, state.body_quat, state.body_vel,
+                                 state.body_angvel, state.body_angmom)
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
-    if settings.trace:   # (this step's first stage: one that healed in a step before is not it)
-        state.solver_stats[STAT_TRACE_STAGE] = 0.0
-        trace_stage(kinds, held, driven, state, TRACE_FREE_MOTION)
+    if trace:   # (this step's first stage: one that healed in a step before is not it)
+        stats[STAT_TRACE_STAGE] = 0.0
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FREE_MOTION)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
                                settings.manifold_reuse):
             return OVERFLOW
         touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
-        if settings.trace:
-            trace_stage(kinds, held, driven, state, TRACE_DETECT)
     prepare_joints(model, state, work, settings)
     motor_rows(model, state, work)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_PREPARE_JOINTS)
     follow_geometry(model, state, work, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_FOLLOW_GEOMETRY)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FOLLOW_GEOMETRY)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
+    if trace:
+        trace_motors(model.joint_body, model.motor_joint, state.motor_current,
+                     state.motor_speed, state.motor_torque, stats, TRACE_MOTORS)
     if any_positive(model.joint_damping):   # (a stage call costs a reference count per
         prepare_dampers(model, state, work, settings)   # array in the tuples: skip it idle)
     else:
@@ -1310,49 +1317,41 @@ def step(model, state, work, contacts, settings):
         state.joint_damper_impulse[:] = 0.0
     if model.coupling_joint.shape[0] > 0:
         prepare_couplings(model, state, work, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_MOTORS)
     if contacts is not None:
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)
-            if settings.trace:
-                trace_stage(kinds, held, driven, state, TRACE_PREPARE_CONTACTS)
     apply_forces(model, state, work, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_FORCES)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FORCES)
     if contacts is not None:
         if touching:
             forced_approach(model, state, work, contacts)
     aim_at_step_end(model, state, work, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_AIM)
     warm_start(model, state, work, settings)
     if contacts is not None:
         if touching:
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_WARM_START)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_WARM_START)
     solve_velocities(model, state, work, contacts, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_SOLVE_VELOCITIES)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_VELOCITIES)
     integrate_positions(model, state, work, settings)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_INTEGRATE)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_INTEGRATE)
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_SOLVE_POSITIONS)
+    if trace:
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_POSITIONS)
     if contacts is not None:
         guard_static(model, state, contacts)
-        if settings.trace:
-            trace_stage(kinds, held, driven, state, TRACE_GUARD)
+        if trace:
+            trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_GUARD)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:
         contact_wrenches(model, state, contacts, settings.dt)
-    if settings.trace:
-        trace_stage(kinds, held, driven, state, TRACE_REPORT)
     state.time[0] += settings.dt
     state.step_count[0] += 1
     bad = first_nonfinite_body(model.body_kind, state)

@@ -1066,7 +1066,7 @@ class World:
 
     def _nonfinite_stage(self, model, state, work, saved, steps):
         """Replay `steps` steps from `saved`, the last with every stage checked (Settings.trace,
-        solver.trace_stage): (the stage where a body first went non-finite, that body), or None
+        solver.trace_bodies): (the stage where a body first went non-finite, that body), or None
         when the replay does not go non-finite where the run did (a time budget, budget_ms,
         makes iterations differ). The state ends non-finite, as the run left it."""
         self._restore(state, work, saved)
@@ -1606,7 +1606,7 @@ def _index(items, ref, kind, where):
 
 
 def _traced_stage(state):
-    """(stage, body) a traced step found non-finite first (solver.trace_stage), or None."""
+    """(stage, body) a traced step found non-finite first (solver.trace_bodies), or None."""
     stage = int(state.solver_stats[STAT_TRACE_STAGE])
     if stage == 0:
         return None

@@ -1,7 +1,7 @@
 """A step that goes non-finite is named by where it started (issue 13): the body and the stage
 of the step. World keeps a copy of what the steps carry over at the start of every kernel call
 (World._carried) and, when the state goes non-finite, replays the call from it with every stage
-checked (Settings.trace, solver.trace_stage). That replay must repeat the run bit for bit, or
+checked (Settings.trace, solver.trace_bodies). That replay must repeat the run bit for bit, or
 it would diagnose another run."""
 import numpy as np
 import pytest
