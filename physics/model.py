@@ -30,10 +30,11 @@ BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
 # one; the largest point / off-axis and angular gaps of all joints then (m, rad); the step's
 # energy gain (J), what its sources could supply (J, energy.py) and 1 + the body that gained
 # most; a traced step's (Settings.trace) 1 + the first stage after which a body was found
-# non-finite (solver.TRACE_STAGES, 0: none yet) and 1 + that body
+# non-finite or beyond the speed bounds (solver.TRACE_STAGES, 0: none yet), 1 + that body and
+# which (solver.TRACE_NONFINITE, TRACE_SPEED, TRACE_TURN)
 (STAT_GAP_JOINT, STAT_GAP, STAT_GAP_ANGULAR, STAT_WORST_GAP, STAT_WORST_ANGLE, STAT_GAIN,
- STAT_SUPPLY, STAT_ENERGY_BODY, STAT_TRACE_STAGE, STAT_TRACE_BODY, STATS) = \
-    5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+ STAT_SUPPLY, STAT_ENERGY_BODY, STAT_TRACE_STAGE, STAT_TRACE_BODY, STAT_TRACE_WHY, STATS) = \
+    5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
 
 Model = namedtuple("Model", [
     "body_kind",           # (nbody,) int64: STATIC, DYNAMIC, KINEMATIC
@@ -200,8 +201,8 @@ Settings = namedtuple("Settings", [
     "max_energy_gain",       # a step whose energy gain exceeds this many times what its
                              #   sources could supply ends as ENERGY_JUMP (0: off; energy.py)
     "trace",                 # bool: check the bodies after every stage of the step and name
-                             #   the first that left one non-finite (solver.trace_bodies; World
-                             #   replays a step gone non-finite so)
+                             #   the first that left one non-finite or beyond the speed bounds
+                             #   (solver.trace_bodies; World replays a step gone non-finite so)
 ])
 
 

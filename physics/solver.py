@@ -127,6 +127,7 @@ from .model import (
     STAT_GAP_JOINT,
     STAT_TRACE_BODY,
     STAT_TRACE_STAGE,
+    STAT_TRACE_WHY,
     STAT_WORST_ANGLE,
     STAT_WORST_GAP,
     STATIC,
@@ -173,6 +174,9 @@ GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is 
 TRACE_STAGES = ("the free motion", "following the geometry", "the motors' preparation",
                 "applying the forces", "the warm start", "the velocity solve",
                 "integrating the positions", "the position solve", "the static guard")
+# what a traced stage found first: a value not finite, a dynamic body beyond max_speed or
+# beyond max_angular_speed (a blow-up that went non-finite later in the step started there)
+TRACE_NONFINITE, TRACE_SPEED, TRACE_TURN = 0, 1, 2
 
 
 @njit(**_JIT)
@@ -1218,30 +1222,40 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
-def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage):
-    """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a moving one
-    first) whose pose, velocity or angular momentum is not finite, recorded as
-    stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body, unless an earlier
-    stage of the step was. (The arrays one by one, not the state: a call site's cost in
-    compile time grows with the arrays it passes.)"""
+def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, v2max, w2max):
+    """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a dynamic one
+    first) whose pose, velocity or angular momentum is not finite, or a dynamic body faster
+    than sqrt(v2max) or turning faster than sqrt(w2max) (0: no bound), recorded as
+    stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body and
+    stats[STAT_TRACE_WHY] = TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN, unless an earlier stage
+    of the step was. (The arrays one by one, not the state: a call site's cost in compile time
+    grows with the arrays it passes.)"""
     if stats[STAT_TRACE_STAGE] > 0.0:
         return
-    found = -1
+    found, why = -1, TRACE_NONFINITE
     for i in range(pos.shape[0]):
         ok = math.isfinite(quat[i, 3])
         for q in range(3):
             ok = ok and (math.isfinite(pos[i, q]) and math.isfinite(vel[i, q])
                          and math.isfinite(angvel[i, q]) and math.isfinite(angmom[i, q])
                          and math.isfinite(quat[i, q]))
+        if body_kind[i] != DYNAMIC:
+            if not ok and found < 0:
+                found = i
+            continue
         if not ok:
-            if body_kind[i] == DYNAMIC:
-                found = i
-                break
-            if found < 0:
-                found = i
+            found, why = i, TRACE_NONFINITE
+            break
+        if v2max > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2max:
+            found, why = i, TRACE_SPEED
+            break
+        if w2max > 0.0 and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2max:
+            found, why = i, TRACE_TURN
+            break
     if found >= 0:
         stats[STAT_TRACE_STAGE] = 1 + stage
         stats[STAT_TRACE_BODY] = 1 + found
+        stats[STAT_TRACE_WHY] = why
 
 
 @njit(**_JIT)
@@ -1255,6 +1269,7 @@ def trace_motors(joint_body, motor_joint, current, speed, torque, stats, stage):
                 and math.isfinite(torque[m])):
             stats[STAT_TRACE_STAGE] = 1 + stage
             stats[STAT_TRACE_BODY] = 1 + joint_body[motor_joint[m], 1]
+            stats[STAT_TRACE_WHY] = TRACE_NONFINITE
             return
 
 
@@ -1289,11 +1304,12 @@ def step(model, state, work, contacts, settings):
     kinds, stats = model.body_kind, state.solver_stats
     pos, quat, vel, angvel, L = (state.body_pos, state.body_quat, state.body_vel,
                                  state.body_angvel, state.body_angmom)
+    v2, w2 = settings.max_speed ** 2, settings.max_angular_speed ** 2
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
     if trace:   # (this step's first stage: one that healed in a step before is not it)
         stats[STAT_TRACE_STAGE] = 0.0
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FREE_MOTION)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FREE_MOTION, v2, w2)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
@@ -1304,7 +1320,7 @@ def step(model, state, work, contacts, settings):
     motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FOLLOW_GEOMETRY)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FOLLOW_GEOMETRY, v2, w2)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
     if trace:
@@ -1322,7 +1338,7 @@ def step(model, state, work, contacts, settings):
             prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FORCES)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FORCES, v2, w2)
     if contacts is not None:
         if touching:
             forced_approach(model, state, work, contacts)
@@ -1332,22 +1348,22 @@ def step(model, state, work, contacts, settings):
         if touching:
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_WARM_START)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_WARM_START, v2, w2)
     solve_velocities(model, state, work, contacts, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_VELOCITIES)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_VELOCITIES, v2, w2)
     integrate_positions(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_INTEGRATE)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_INTEGRATE, v2, w2)
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_POSITIONS)
+        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_POSITIONS, v2, w2)
     if contacts is not None:
         guard_static(model, state, contacts)
         if trace:
-            trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_GUARD)
+            trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_GUARD, v2, w2)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:

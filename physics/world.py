@@ -41,6 +41,7 @@ from .model import (  # noqa: E402
     STAT_GAP_JOINT,
     STAT_TRACE_BODY,
     STAT_TRACE_STAGE,
+    STAT_TRACE_WHY,
     STATIC,
     WORK_CARRIED,
     Model,
@@ -79,7 +80,9 @@ from .solver import (  # noqa: E402
     OK,
     OVERFLOW,
     RUNAWAY,
+    TRACE_SPEED,
     TRACE_STAGES,
+    TRACE_TURN,
     step_many,
 )
 from .tree import build_islands, build_tree  # noqa: E402
@@ -1001,22 +1004,33 @@ class World:
                                               self._traced if traced else self._settings, k,
                                               part)
             if status == NONFINITE or state.solver_stats[3] > 0:
-                i = int(state.solver_stats[3]) - 1
-                where = ""
                 found = (_traced_stage(state) if traced else
                          self._nonfinite_stage(model, state, work, saved, done))
-                if found is not None:
-                    stage, i = found
-                    where = f" in {stage}"
-                raise SimulationError(
-                    f"the simulation became non-finite at t = {state.time[0]:.6g} s{where} "
-                    f"(body {self._bodies[i].name!r}); check the parameters last changed")
+                raise SimulationError(self._nonfinite(int(state.solver_stats[3]) - 1, found))
             if status == RUNAWAY:
                 raise self._runaway(int(state.solver_stats[4]) - 1)
             if status == JOINT_GAP:
                 raise self._joint_gap()
             if status == ENERGY_JUMP:
                 raise self._energy_jump()
+
+    def _nonfinite(self, i, found):
+        """The message of a step gone non-finite: body i found so at its end, or, `found` by
+        a traced step, the stage and body where it started."""
+        t = f"{self._state.time[0]:.6g}"
+        if found is None:
+            return (f"the simulation became non-finite at t = {t} s (body "
+                    f"{self._bodies[i].name!r}); check the parameters last changed")
+        stage, i, why = found
+        name = self._bodies[i].name
+        if why == TRACE_SPEED or why == TRACE_TURN:
+            setting = "max_speed" if why == TRACE_SPEED else "max_angular_speed"
+            unit = "m/s" if why == TRACE_SPEED else "rad/s"
+            return (f"the simulation became non-finite at t = {t} s; it began in {stage}, "
+                    f"with body {name!r} beyond {setting} = {self._config[setting]:g} {unit}; "
+                    "check the parameters last changed")
+        return (f"the simulation became non-finite at t = {t} s in {stage} (body {name!r}); "
+                "check the parameters last changed")
 
     def _kernel_steps(self, model, state, work, settings, n, rec):
         """Up to n steps in kernel calls (growing the contact arrays when they overflow):
@@ -1066,9 +1080,9 @@ class World:
 
     def _nonfinite_stage(self, model, state, work, saved, steps):
         """Replay `steps` steps from `saved`, the last with every stage checked (Settings.trace,
-        solver.trace_bodies): (the stage where a body first went non-finite, that body), or None
-        when the replay does not go non-finite where the run did (a time budget, budget_ms,
-        makes iterations differ). The state ends non-finite, as the run left it."""
+        solver.trace_bodies): what `_traced_stage` finds, or None when the replay does not go
+        non-finite where the run did (a time budget, budget_ms, makes iterations differ). The
+        state ends non-finite, as the run left it."""
         self._restore(state, work, saved)
         empty = _empty_records(state)
         try:
@@ -1077,8 +1091,10 @@ class World:
                                                   steps - 1, empty)
                 if done != steps - 1 or status != OK:
                     return None
-            self._kernel_steps(model, state, work, self._traced, 1, empty)
+            _, status = self._kernel_steps(model, state, work, self._traced, 1, empty)
         except SimulationError:
+            return None
+        if status != NONFINITE:
             return None
         return _traced_stage(state)
 
@@ -1606,11 +1622,14 @@ def _index(items, ref, kind, where):
 
 
 def _traced_stage(state):
-    """(stage, body) a traced step found non-finite first (solver.trace_bodies), or None."""
-    stage = int(state.solver_stats[STAT_TRACE_STAGE])
+    """(stage, body, what: solver.TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN) that a traced
+    step found first (solver.trace_bodies), or None."""
+    stats = state.solver_stats
+    stage = int(stats[STAT_TRACE_STAGE])
     if stage == 0:
         return None
-    return TRACE_STAGES[stage - 1], int(state.solver_stats[STAT_TRACE_BODY]) - 1
+    return (TRACE_STAGES[stage - 1], int(stats[STAT_TRACE_BODY]) - 1,
+            int(stats[STAT_TRACE_WHY]))
 
 
 def _empty_records(state):
