@@ -1222,16 +1222,17 @@ def first_nonfinite_body(body_kind, state):
 
 
 @njit(**_JIT)
-def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, v2max, w2max):
+def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, settings):
     """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a dynamic one
-    first) whose pose, velocity or angular momentum is not finite, or a dynamic body faster
-    than sqrt(v2max) or turning faster than sqrt(w2max) (0: no bound), recorded as
+    first) whose pose, velocity or angular momentum is not finite, or a dynamic body beyond
+    settings.max_speed or settings.max_angular_speed (0: no bound), recorded as
     stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body and
     stats[STAT_TRACE_WHY] = TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN, unless an earlier stage
     of the step was. (The arrays one by one, not the state: a call site's cost in compile time
     grows with the arrays it passes.)"""
     if stats[STAT_TRACE_STAGE] > 0.0:
         return
+    v2max, w2max = settings.max_speed ** 2, settings.max_angular_speed ** 2
     found, why = -1, TRACE_NONFINITE
     for i in range(pos.shape[0]):
         ok = math.isfinite(quat[i, 3])
@@ -1301,15 +1302,13 @@ def step(model, state, work, contacts, settings):
     ENERGY_JUMP (the step gained energy far beyond its sources: energy.py) or OVERFLOW (the
     contact arrays are too small: nothing changed, grow them and call again)."""
     trace = settings.trace     # (check the bodies after each stage that moves them: traced)
-    kinds, stats = model.body_kind, state.solver_stats
-    pos, quat, vel, angvel, L = (state.body_pos, state.body_quat, state.body_vel,
-                                 state.body_angvel, state.body_angmom)
-    v2, w2 = settings.max_speed ** 2, settings.max_angular_speed ** 2
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
     if trace:   # (this step's first stage: one that healed in a step before is not it)
-        stats[STAT_TRACE_STAGE] = 0.0
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FREE_MOTION, v2, w2)
+        state.solver_stats[STAT_TRACE_STAGE] = 0.0
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_FREE_MOTION, settings)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
@@ -1320,12 +1319,14 @@ def step(model, state, work, contacts, settings):
     motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FOLLOW_GEOMETRY, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_FOLLOW_GEOMETRY, settings)
     control_motors(model, state, settings)
     prepare_motors(model, state, work, settings)
     if trace:
         trace_motors(model.joint_body, model.motor_joint, state.motor_current,
-                     state.motor_speed, state.motor_torque, stats, TRACE_MOTORS)
+                     state.motor_speed, state.motor_torque, state.solver_stats, TRACE_MOTORS)
     if any_positive(model.joint_damping):   # (a stage call costs a reference count per
         prepare_dampers(model, state, work, settings)   # array in the tuples: skip it idle)
     else:
@@ -1338,7 +1339,9 @@ def step(model, state, work, contacts, settings):
             prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_FORCES, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_FORCES, settings)
     if contacts is not None:
         if touching:
             forced_approach(model, state, work, contacts)
@@ -1348,22 +1351,32 @@ def step(model, state, work, contacts, settings):
         if touching:
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_WARM_START, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_WARM_START, settings)
     solve_velocities(model, state, work, contacts, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_VELOCITIES, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_SOLVE_VELOCITIES, settings)
     integrate_positions(model, state, work, settings)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_INTEGRATE, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_INTEGRATE, settings)
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
     if trace:
-        trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_SOLVE_POSITIONS, v2, w2)
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats,
+                     TRACE_SOLVE_POSITIONS, settings)
     if contacts is not None:
         guard_static(model, state, contacts)
         if trace:
-            trace_bodies(kinds, pos, quat, vel, angvel, L, stats, TRACE_GUARD, v2, w2)
+            trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                         state.body_angvel, state.body_angmom, state.solver_stats,
+                         TRACE_GUARD, settings)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:
