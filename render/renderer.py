@@ -260,12 +260,13 @@ class Renderer:
         self.solid["u_shadow"].value = SHADOW_ALPHA
         ctx.enable(ctx.BLEND)
         ctx.blend_func = ctx.SRC_ALPHA, ctx.ONE_MINUS_SRC_ALPHA
-        ctx.depth_mask = False
+        target = ctx.fbo   # (the depth mask is the framebuffer's: moderngl's Context has none)
+        target.depth_mask = False
         try:
             for name, rows in instances.items():
                 self._mesh(name).draw(rows)
         finally:
-            ctx.depth_mask = True
+            target.depth_mask = True
             ctx.disable(ctx.BLEND)
             self.solid["u_flatten"].write(np.eye(4, dtype="f4").tobytes())
             self.solid["u_shadow"].value = 0.0
