@@ -261,6 +261,9 @@ class Material:
 ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
 REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
                       # from its start to name the stage (World._nonfinite_stage)
+# a body beyond a speed bound (solver.TRACE_SPEED / TRACE_TURN): quantity, setting, unit
+_SPEED_BOUNDS = {TRACE_SPEED: ("speed", "max_speed", "m/s"),
+                 TRACE_TURN: ("angular speed", "max_angular_speed", "rad/s")}
 TRACED_BELOW = 16     # calls of fewer steps check every stage as they go: on the biped ~2 us
                       # a step, against ~17 us a call for the copy a replay starts from
 
@@ -995,11 +998,9 @@ class World:
         and, gone non-finite, are replayed from it, their last step checked."""
         for start in range(0, n, REPLAY_STEPS):
             k = min(REPLAY_STEPS, n - start)
-            part = (rec if k == n else tuple(r[start:start + k] if r.shape[0] else r
-                                             for r in rec[:-1]) + (rec[-1],))
+            part = rec if k == n else _records_part(rec, start, start + k)
             traced = k < TRACED_BELOW
             saved = None if traced else self._carried(state, work)
-            state.solver_stats[STAT_TRACE_STAGE] = 0.0
             done, status = self._kernel_steps(model, state, work,
                                               self._traced if traced else self._settings, k,
                                               part)
@@ -1023,9 +1024,8 @@ class World:
                     f"{self._bodies[i].name!r}); check the parameters last changed")
         stage, i, why = found
         name = self._bodies[i].name
-        if why == TRACE_SPEED or why == TRACE_TURN:
-            setting = "max_speed" if why == TRACE_SPEED else "max_angular_speed"
-            unit = "m/s" if why == TRACE_SPEED else "rad/s"
+        if why in _SPEED_BOUNDS:
+            _, setting, unit = _SPEED_BOUNDS[why]
             return (f"the simulation became non-finite at t = {t} s; it began in {stage}, "
                     f"with body {name!r} beyond {setting} = {self._config[setting]:g} {unit}; "
                     "check the parameters last changed")
@@ -1037,11 +1037,9 @@ class World:
         (steps done, status of the last)."""
         done, status = 0, OVERFLOW
         while status == OVERFLOW:
-            # (the last array is the contact sensors' body list, not a recording)
-            rest = tuple(r[done:] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
             try:
                 k, status = step_many(model, state, work, self._contacts, settings,
-                                      n - done, *rest)
+                                      n - done, *_records_part(rec, done, n))
             except ZeroDivisionError:
                 # (nopython code raises this where a state already out of range, say a speed
                 # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)
@@ -1141,10 +1139,9 @@ class World:
         state, cfg = self._state, self._config
         speed = math.hypot(*state.body_vel[i])       # (no overflow for a finite 1e200)
         turn = math.hypot(*state.body_angvel[i])
-        if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"]:
-            quantity, value, setting, unit = "speed", speed, "max_speed", "m/s"
-        else:
-            quantity, value, setting, unit = "angular speed", turn, "max_angular_speed", "rad/s"
+        why = TRACE_SPEED if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"] else TRACE_TURN
+        quantity, setting, unit = _SPEED_BOUNDS[why]
+        value = speed if why == TRACE_SPEED else turn
         step, t = int(state.step_count[0]), float(state.time[0])
         name = self._bodies[i].name
         return self._beyond(
@@ -1160,8 +1157,7 @@ class World:
             if k % self._hook_every == 0:
                 self._call_hook()
                 model, state, work = self._ready()   # the hook may have grasped or released
-            one = (_empty_records(state) if rec is None
-                   else tuple(r[k:k + 1] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],))
+            one = _empty_records(state) if rec is None else _records_part(rec, k, k + 1)
             # (a grasp appends a joint, a release removes one: a recording begun before goes
             # on with the joints it began with, the first ones)
             self._step_kernel(model, state, work, 1, one)
@@ -1630,6 +1626,12 @@ def _traced_stage(state):
         return None
     return (TRACE_STAGES[stage - 1], int(stats[STAT_TRACE_BODY]) - 1,
             int(stats[STAT_TRACE_WHY]))
+
+
+def _records_part(rec, start, stop):
+    """Steps start..stop of the recording arrays step_many takes (a zero-length one, skipped,
+    stays as it is; the last array is the contact sensors' body list, not a recording)."""
+    return tuple(r[start:stop] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
 
 
 def _empty_records(state):

@@ -31,6 +31,50 @@ def run_headless_child(code, *args, cwd):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+_DRAW_CHILD = """
+import json, sys
+import numpy as np
+from sharnir.render.camera import OrbitCamera
+from sharnir.render.context import OffscreenTarget, headless_context
+from sharnir.render.renderer import Renderer
+from sharnir.scenes import load_scene
+
+out, W, H, variants = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+window, ctx = headless_context(W, H)
+pictures = {}
+for scene in sys.argv[5:]:
+    world = load_scene(scene)
+    renderer, target = Renderer(ctx), OffscreenTarget(ctx, W, H)
+    bounds = renderer.bounds(world.body_pos, world.body_quat, world.body_shapes)
+    camera = OrbitCamera()
+    camera.frame(bounds, aspect=W / H)
+    renderer.fit_grid(bounds)
+    for label, kwargs in variants.items():
+        target.use()
+        ctx.viewport = (0, 0, W, H)
+        renderer.draw(camera, W / H, world.body_pos, world.body_quat, world.body_shapes,
+                      body_visuals=world.body_visuals, **kwargs)
+        rgb = np.frombuffer(target.read_rgb(), np.uint8).reshape(H, W, 3)[::-1]
+        pictures[f"{scene}|{label}"] = rgb
+    target.release()
+    renderer.release()
+np.savez(out, **pictures)
+print(json.dumps({"ok": True}))
+"""
+
+
+def draw_scenes(folder, scenes, variants, size=(240, 180)):
+    """Each scene file drawn by Renderer.draw once per variant (label -> keyword arguments of
+    draw), framed by the default camera, in a headless (EGL) child process:
+    {(file stem, label): (h, w, 3) uint8 picture, top row first}."""
+    out = Path(folder) / "pictures.npz"
+    run_headless_child(_DRAW_CHILD, out, size[0], size[1], json.dumps(variants), *scenes,
+                       cwd=folder)
+    with np.load(out) as data:
+        return {(Path(key.split("|")[0]).stem, key.split("|")[1]): data[key]
+                for key in data.files}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a long physics run (tens of seconds)")
 

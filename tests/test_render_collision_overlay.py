@@ -3,46 +3,13 @@ the visuals drawn as they are, then the collision shapes of the bodies with visu
 see-through layer in OVERLAY_COLOUR, also where a visual hides them; a body without visuals
 is drawn once, the same in every view; draw's old True / False still mean what they meant.
 
-Pictures are drawn in a headless (EGL) child process, as in tests/test_app_view.py.
+Pictures are drawn in a headless (EGL) child process (conftest.draw_scenes).
 """
-import textwrap
-
 import numpy as np
 import pytest
-from conftest import run_headless_child
+from conftest import draw_scenes
 
 from sharnir.render.renderer import COLLISION, OVERLAY, SHAPE_VIEWS, VISUALS, shape_view
-
-DRAW_CHILD = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    from sharnir.render.camera import OrbitCamera
-    from sharnir.render.context import OffscreenTarget, headless_context
-    from sharnir.render.renderer import Renderer
-    from sharnir.scenes import load_scene
-
-    W, H = 240, 180
-    window, ctx = headless_context(W, H)
-    pictures = {}
-    for scene in sys.argv[2:]:
-        world = load_scene(scene)
-        renderer, target = Renderer(ctx), OffscreenTarget(ctx, W, H)
-        bounds = renderer.bounds(world.body_pos, world.body_quat, world.body_shapes)
-        camera = OrbitCamera()
-        camera.frame(bounds, aspect=W / H)
-        renderer.fit_grid(bounds)
-        for view in ("visuals", "collision", "overlay", False, True):
-            target.use()
-            ctx.viewport = (0, 0, W, H)
-            renderer.draw(camera, W / H, world.body_pos, world.body_quat, world.body_shapes,
-                          body_visuals=world.body_visuals, collision_shapes=view)
-            rgb = np.frombuffer(target.read_rgb(), np.uint8).reshape(H, W, 3)[::-1]
-            pictures[f"{scene}|{view}"] = rgb
-        target.release()
-        renderer.release()
-    np.savez(sys.argv[1], **pictures)
-    print(json.dumps({"ok": True}))
-""")
 
 # A red sphere (0.4 m) drawn for a body whose collision shape is a 0.15 m cube inside it.
 BOX_INSIDE_SPHERE = ('bodies = [{ name = "b", kind = "static", pos = [0.0, 0.0, 0.5], '
@@ -63,12 +30,9 @@ def pictures(tmp_path_factory):
     scenes = {"inside": BOX_INSIDE_SPHERE, "plain": NO_VISUALS}
     for name, text in scenes.items():
         (folder / f"{name}.toml").write_text(text)
-    out = folder / "pictures.npz"
-    run_headless_child(DRAW_CHILD, out, *(folder / f"{name}.toml" for name in scenes),
-                       cwd=folder)
-    with np.load(out) as data:
-        return {(key.split("|")[0].rsplit("/", 1)[-1][:-5], key.split("|")[1]): data[key]
-                for key in data.files}
+    views = {str(view): {"collision_shapes": view}
+             for view in ("visuals", "collision", "overlay", False, True)}
+    return draw_scenes(folder, [folder / f"{name}.toml" for name in scenes], views)
 
 
 def test_a_collision_shape_inside_its_visual_shows_through_it(pictures):

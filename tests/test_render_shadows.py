@@ -3,40 +3,9 @@ after them covers them wherever it is, even one lying within the millimetre the 
 lifted above the ground (a tile on the floor). moderngl's Context has no `depth_mask` (a
 Framebuffer has): setting it on the context did nothing, and the tile's own shadow hid it.
 
-Pictures are drawn in a headless (EGL) child process, as in tests/test_app_view.py.
+Pictures are drawn in a headless (EGL) child process (conftest.draw_scenes).
 """
-import textwrap
-
-import numpy as np
-from conftest import run_headless_child
-
-DRAW_CHILD = textwrap.dedent("""
-    import json, sys
-    import numpy as np
-    from sharnir.render.camera import OrbitCamera
-    from sharnir.render.context import OffscreenTarget, headless_context
-    from sharnir.render.renderer import Renderer
-    from sharnir.scenes import load_scene
-
-    W, H = 200, 150
-    window, ctx = headless_context(W, H)
-    world = load_scene(sys.argv[2])
-    renderer, target = Renderer(ctx), OffscreenTarget(ctx, W, H)
-    bounds = renderer.bounds(world.body_pos, world.body_quat, world.body_shapes)
-    camera = OrbitCamera()
-    camera.frame(bounds, aspect=W / H)
-    renderer.fit_grid(bounds)
-    pictures = {}
-    for shadows in (False, True):
-        target.use()
-        ctx.viewport = (0, 0, W, H)
-        renderer.draw(camera, W / H, world.body_pos, world.body_quat, world.body_shapes,
-                      body_visuals=world.body_visuals, shadows=shadows)
-        rgb = np.frombuffer(target.read_rgb(), np.uint8).reshape(H, W, 3)[::-1]
-        pictures[str(shadows)] = rgb
-    np.savez(sys.argv[1], **pictures)
-    print(json.dumps({"ok": True}))
-""")
+from conftest import draw_scenes
 
 # A red tile 0.8 mm thick lying on the ground (its top 0.9 mm up, under the shadows' 1 mm).
 TILE = ('bodies = [{ name = "tile", kind = "static", pos = [0.0, 0.0, 0.0005], '
@@ -47,10 +16,10 @@ TILE = ('bodies = [{ name = "tile", kind = "static", pos = [0.0, 0.0, 0.0005], '
 
 def test_a_tile_on_the_ground_is_drawn_over_its_own_shadow(tmp_path):
     (tmp_path / "tile.toml").write_text(TILE)
-    out = tmp_path / "pictures.npz"
-    run_headless_child(DRAW_CHILD, out, tmp_path / "tile.toml", cwd=tmp_path)
-    with np.load(out) as data:
-        plain, shadowed = data["False"], data["True"]
+    pictures = draw_scenes(tmp_path, [tmp_path / "tile.toml"],
+                           {"plain": {"shadows": False}, "shadowed": {"shadows": True}},
+                           size=(200, 150))
+    plain, shadowed = pictures["tile", "plain"], pictures["tile", "shadowed"]
 
     def red(rgb):
         return (rgb[:, :, 0] > 150) & (rgb[:, :, 1] < 60) & (rgb[:, :, 2] < 60)
