@@ -1,0 +1,105 @@
+"""Revolute joints that compose about one anchor: a universal joint (2 hinges) or a gimbal (3).
+
+Two or three revolute joints between the same two bodies, about one anchor, with mutually
+perpendicular axes a_1, a_2 (, a_3) turn in the order listed, each axis carried by the ones
+before it, as MuJoCo's joints in one body do:
+
+    R(qfB) = R(qfA) Rx(q_1) Ry(q_2) [Rz(q_3)]
+
+where the joint frame fA = fB (x = a_1, y = a_2, z = a_1 x a_2 at q = 0) is the group's, the
+same for each of its joints (the third joint's frame is turned half a turn about y when
+a_3 = -(a_1 x a_2), so that its z is a_3). Each hinge stays a joint of its own, with its angle,
+limits, friction, damping, motor and coupling; the group needs no intermediate body.
+
+Symbols as in lock.py; c_1 = R(qfA) e_x (on A), c_3 = R(qfB) e_z (on B),
+c_2 = R(qfA) (0, cos q_1, sin q_1) (the middle axis, turned by q_1). R = R(conj(qfA) qfB).
+
+    angles  q_1 = atan2(-R_12, R_22),  q_2 = atan2(R_02, sqrt(R_12^2 + R_22^2)),
+            q_3 = atan2(-R_01, R_00)                         (unwrapped across +-pi like revolute)
+    rates   wB - wA = c_1 q_1' + c_2 q_2' + c_3 q_3', so q_i' = d_i . (wB - wA) with the dual
+            basis (d_i . c_k = delta_ik):
+                d_1 = (c_2 x c_3) / cos q_2,  d_2 = c_2,  d_3 = (c_1 x c_2) / cos q_2
+            (gimbal lock at q_2 = +-pi/2: the middle joint must be limited inside it; cos q_2 is
+            kept >= MIN_COS in the rows). A universal joint (no third hinge) has c_2 = R(qfB) e_y
+            and d_i = c_i: c_1 and c_2 stay perpendicular while its lock holds.
+
+    slot 0  point lock (3 rows), on the group's first joint              C = anchor separation
+    slot 1  universal lock (1 row), on a universal joint's first joint: c_1 . c_2 = 0
+            C = c_1 . c_2 = R_01,  Cdot = (wB - wA) . (c_2 x c_1),  J = [0, -n, 0, n], n = c_2 x c_1
+    slot 2  lower limit of hinge i: C = q_i - lower,  J = [0, -d_i, 0, d_i]
+    slot 3  upper limit of hinge i: C = upper - q_i,  J = [0, d_i, 0, -d_i]
+    slot 4  friction of hinge i (1 row): J = [0, -d_i, 0, d_i]; |p| <= tau_max dt; the motor,
+            damper and coupling rows of hinge i take this row, as a revolute joint's take its axis.
+"""
+import math
+
+from numba import njit
+
+from .constraint import SLOT_EQ0, SLOT_EQ1, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER, set_row
+from .jit import KERNEL
+from .lock import point_lock
+from .math3 import cross, dot, neg, quat_conj_mul, quat_rotate, scale, wrap_angle
+
+_JIT = KERNEL
+_ZERO = (0.0, 0.0, 0.0)
+# the rows of the outer hinges of a gimbal divide by cos q_2: kept finite near gimbal lock
+MIN_COS = 1e-2
+# how far from gimbal lock a gimbal's middle joint must be limited (rad): 85 degrees
+MAX_MIDDLE_ANGLE = math.radians(85.0)
+
+
+@njit(**_JIT)
+def _angles(qfa, qfb):
+    """(q_1, q_2, q_3) of R(conj(qfA) qfB) = Rx(q_1) Ry(q_2) Rz(q_3)."""
+    w, x, y, z = quat_conj_mul(qfa, qfb)
+    r00 = 1.0 - 2.0 * (y * y + z * z)
+    r01 = 2.0 * (x * y - w * z)
+    r02 = 2.0 * (x * z + w * y)
+    r12 = 2.0 * (y * z - w * x)
+    r22 = 1.0 - 2.0 * (x * x + y * y)
+    return (math.atan2(-r12, r22), math.atan2(r02, math.sqrt(r12 * r12 + r22 * r22)),
+            math.atan2(-r01, r00))
+
+
+@njit(**_JIT)
+def _axis(qfa, qfb, hinges, index, q1, q2):
+    """d_index, the world row of hinge `index` (0-based) of a group of `hinges`."""
+    c1 = quat_rotate(qfa, (1.0, 0.0, 0.0))
+    if hinges == 2:
+        return c1 if index == 0 else quat_rotate(qfb, (0.0, 1.0, 0.0))
+    c2 = quat_rotate(qfa, (0.0, math.cos(q1), math.sin(q1)))
+    if index == 1:
+        return c2
+    inv = 1.0 / max(math.cos(q2), MIN_COS)
+    if index == 0:
+        return scale(cross(c2, quat_rotate(qfb, (0.0, 0.0, 1.0))), inv)
+    return scale(cross(c1, c2), inv)
+
+
+@njit(**_JIT)
+def gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_angle, hinges, index):
+    """Fill the blocks of hinge `index` of a group of `hinges`; returns its unwrapped angle."""
+    if index == 0:
+        point_lock(J, C, j, SLOT_EQ0, xa, xb, ra, rb)
+        if hinges == 2:
+            c1 = quat_rotate(qfa, (1.0, 0.0, 0.0))
+            c2 = quat_rotate(qfb, (0.0, 1.0, 0.0))
+            n = cross(c2, c1)
+            set_row(J, j, SLOT_EQ1, 0, _ZERO, neg(n), _ZERO, n)
+            C[j, SLOT_EQ1, 0] = dot(c1, c2)
+    q = _angles(qfa, qfb)
+    d = _axis(qfa, qfb, hinges, index, q[0], q[1])
+    angle = prev_angle + wrap_angle(q[index] - prev_angle)
+    set_row(J, j, SLOT_LOWER, 0, _ZERO, neg(d), _ZERO, d)
+    set_row(J, j, SLOT_UPPER, 0, _ZERO, d, _ZERO, neg(d))
+    set_row(J, j, SLOT_FRICTION, 0, _ZERO, neg(d), _ZERO, d)
+    return angle
+
+
+@njit(**_JIT)
+def gimbal_state(qfa, qfb, wa, wb, prev_angle, hinges, index):
+    """(unwrapped angle, rate d_index . (wB - wA)) of hinge `index`."""
+    q = _angles(qfa, qfb)
+    d = _axis(qfa, qfb, hinges, index, q[0], q[1])
+    angle = prev_angle + wrap_angle(q[index] - prev_angle)
+    return angle, dot((wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]), d)
