@@ -7,7 +7,9 @@ falls), each engine with its default solver, and Sharnir also at a few iteration
 
 For each: steps per second (best of `runs`, after a warm-up; MuJoCo's mj_step loop in Python,
 Sharnir's world.run, one kernel call) and the torso's height after 1 s, to show what the speed
-buys. Writes the `## MuJoCo's humanoid` section of bench/results.md (bench/run.py keeps it).
+buys; for Sharnir also how far its bodies are after 1 s from where its 1000-iteration run puts
+them (how converged the solve is). Writes the `## MuJoCo's humanoid` section of
+bench/results.md (bench/run.py keeps it).
 """
 import argparse
 import time
@@ -15,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import mujoco
+import numpy as np
 from run import machine, write_section
 
 from sharnir.scenes.loader import load_scene
@@ -41,7 +44,7 @@ def mujoco_run(runs):
 
 
 def sharnir_run(runs, iterations=None):
-    best, height = 0.0, None
+    best, height, pos = 0.0, None, None
     _fresh(iterations).run(1)   # compiled (cached after the first run)
     for _ in range(runs):
         w = _fresh(iterations)
@@ -49,7 +52,8 @@ def sharnir_run(runs, iterations=None):
         w.run(STEPS)
         best = max(best, STEPS / (time.perf_counter() - t0))
         height = float(w.body_pos[w.body_names.index("torso")][2])
-    return best, height
+        pos = np.array(w.body_pos)
+    return best, height, pos
 
 
 def _fresh(iterations):
@@ -69,25 +73,29 @@ def main():
     extra = sum("." in name for name in world.body_names)   # intermediate bodies
     rows = []
     rate, z, name = mujoco_run(runs)
-    rows.append((name, rate, z))
+    rows.append((name, rate, z, ""))
+    runs_by = {}
     for iters in (None, 20, 1000):
-        rate, z = sharnir_run(runs, iters)
+        runs_by[iters] = sharnir_run(runs, iters)
+    for iters, (rate, z, pos) in runs_by.items():
         label = f"Sharnir, {default_iters if iters is None else iters} iterations" + (
             " (its default)" if iters is None else "")
-        rows.append((label, rate, z))
+        gap = float(np.abs(pos - runs_by[1000][2]).max())
+        rows.append((label, rate, z, "" if iters == 1000 else f"{gap:.3f}"))
     m = machine()
     text = [SECTION, "",
             f"Machine: {m['cpu']}, {m['cpus']} CPUs; commit {m['commit']}; {m['date_utc']}. "
             f"The same file, dt 5 ms, zero control, {STEPS} steps (1 s) from its initial pose; "
             f"best of {runs} runs, both measured in this run.", "",
-            "| engine | steps/s | torso height at 1 s (m) |", "|---|---:|---:|"]
-    text += [f"| {name} | {rate:,.0f} | {z:.3f} |" for name, rate, z in rows]
+            "| engine | steps/s | torso height at 1 s (m) | largest body gap to 1000 "
+            "iterations at 1 s (m) |", "|---|---:|---:|---:|"]
+    text += [f"| {name} | {rate:,.0f} | {z:.3f} | {gap} |" for name, rate, z, gap in rows]
     ratio = rows[1][1] / rows[0][1]
     text += ["", f"Sharnir at its default is {ratio:.2f}x MuJoCo's speed on MuJoCo's humanoid. "
-             f"Sharnir's bodies include {extra} intermediate bodies for the multi-joint bodies "
-             "(scenes/mjcf.py); its contacts and limits are hard, MuJoCo's soft; MuJoCo's two "
-             "hamstring tendons are not simulated (they move MuJoCo's torso by 0.11 m over "
-             "the second)."]
+             f"Sharnir's bodies include {extra} intermediate bodies for the bodies whose joints "
+             "do not compose about one anchor (scenes/mjcf.py, physics/gimbal.py); its "
+             "contacts and limits are hard, MuJoCo's soft; MuJoCo's two hamstring tendons are "
+             "not simulated (they hold MuJoCo's torso 0.11 m higher at 1 s)."]
     out = "\n".join(text) + "\n"
     write_section(SECTION, out)
     print(out)

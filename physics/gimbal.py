@@ -49,31 +49,30 @@ MAX_MIDDLE_ANGLE = math.radians(85.0)
 
 
 @njit(**_JIT)
-def _angles(qfa, qfb):
-    """(q_1, q_2, q_3) of R(conj(qfA) qfB) = Rx(q_1) Ry(q_2) Rz(q_3)."""
+def gimbal_axis(qfa, qfb, hinges, index, prev_angle):
+    """(unwrapped angle, d_index) of hinge `index` (0-based) of a group of `hinges`."""
     w, x, y, z = quat_conj_mul(qfa, qfb)
-    r00 = 1.0 - 2.0 * (y * y + z * z)
-    r01 = 2.0 * (x * y - w * z)
-    r02 = 2.0 * (x * z + w * y)
     r12 = 2.0 * (y * z - w * x)
     r22 = 1.0 - 2.0 * (x * x + y * y)
-    return (math.atan2(-r12, r22), math.atan2(r02, math.sqrt(r12 * r12 + r22 * r22)),
-            math.atan2(-r01, r00))
-
-
-@njit(**_JIT)
-def _axis(qfa, qfb, hinges, index, q1, q2):
-    """d_index, the world row of hinge `index` (0-based) of a group of `hinges`."""
+    if index == 0:
+        raw = math.atan2(-r12, r22)
+    elif index == 1:
+        raw = math.atan2(2.0 * (x * z + w * y), math.sqrt(r12 * r12 + r22 * r22))
+    else:
+        raw = math.atan2(-2.0 * (x * y - w * z), 1.0 - 2.0 * (y * y + z * z))
+    angle = prev_angle + wrap_angle(raw - prev_angle)
     c1 = quat_rotate(qfa, (1.0, 0.0, 0.0))
     if hinges == 2:
-        return c1 if index == 0 else quat_rotate(qfb, (0.0, 1.0, 0.0))
-    c2 = quat_rotate(qfa, (0.0, math.cos(q1), math.sin(q1)))
+        return angle, (c1 if index == 0 else quat_rotate(qfb, (0.0, 1.0, 0.0)))
+    # c_2 = R(qfA) (0, cos q_1, sin q_1), cos q_2 = sqrt(R_12^2 + R_22^2) >= 0
+    cos_q2 = math.sqrt(r12 * r12 + r22 * r22)
+    c2 = quat_rotate(qfa, (0.0, r22 / max(cos_q2, 1e-300), -r12 / max(cos_q2, 1e-300)))
     if index == 1:
-        return c2
-    inv = 1.0 / max(math.cos(q2), MIN_COS)
+        return angle, c2
+    inv = 1.0 / max(cos_q2, MIN_COS)
     if index == 0:
-        return scale(cross(c2, quat_rotate(qfb, (0.0, 0.0, 1.0))), inv)
-    return scale(cross(c1, c2), inv)
+        return angle, scale(cross(c2, quat_rotate(qfb, (0.0, 0.0, 1.0))), inv)
+    return angle, scale(cross(c1, c2), inv)
 
 
 @njit(**_JIT)
@@ -87,19 +86,8 @@ def gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_angle, hinges, index):
             n = cross(c2, c1)
             set_row(J, j, SLOT_EQ1, 0, _ZERO, neg(n), _ZERO, n)
             C[j, SLOT_EQ1, 0] = dot(c1, c2)
-    q = _angles(qfa, qfb)
-    d = _axis(qfa, qfb, hinges, index, q[0], q[1])
-    angle = prev_angle + wrap_angle(q[index] - prev_angle)
+    angle, d = gimbal_axis(qfa, qfb, hinges, index, prev_angle)
     set_row(J, j, SLOT_LOWER, 0, _ZERO, neg(d), _ZERO, d)
     set_row(J, j, SLOT_UPPER, 0, _ZERO, d, _ZERO, neg(d))
     set_row(J, j, SLOT_FRICTION, 0, _ZERO, neg(d), _ZERO, d)
     return angle
-
-
-@njit(**_JIT)
-def gimbal_state(qfa, qfb, wa, wb, prev_angle, hinges, index):
-    """(unwrapped angle, rate d_index . (wB - wA)) of hinge `index`."""
-    q = _angles(qfa, qfb)
-    d = _axis(qfa, qfb, hinges, index, q[0], q[1])
-    angle = prev_angle + wrap_angle(q[index] - prev_angle)
-    return angle, dot((wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]), d)

@@ -4,14 +4,20 @@ Every joint type answers one protocol: `<type>_rows(J, C, j, xA, xB, rA, rB, qfA
 fills its blocks' Jacobians J[j] (MAX_BLOCKS, 3, 12) and position errors C[j] (MAX_BLOCKS, 3)
 at the given poses and returns the joint coordinate; `<type>_state(...)` returns the coordinate
 and its rate alone, for reports. The solver never looks at the type again.
+
+The scene's four types (JOINT_TYPES) are what a joint is to its user. The model adds the types of
+revolute joints that compose about one anchor (gimbal.py): the World gives 2 or 3 revolute joints
+between the same two bodies these types when it builds the model (`gimbal_types`), and they stay
+"revolute" everywhere else.
 """
 import numpy as np
 from numba import njit
 
 from .constraint import KIND_ANGULAR, KIND_GENERAL, KIND_POINT, MAX_BLOCKS
 from .fixed import fixed_rows
+from .gimbal import gimbal_axis, gimbal_rows
 from .jit import KERNEL
-from .math3 import quat_mul, quat_rotate
+from .math3 import dot, quat_mul, quat_rotate
 from .prismatic import prismatic_rows, prismatic_state
 from .revolute import revolute_rows, revolute_state
 from .spherical import spherical_rows, spherical_state
@@ -19,6 +25,12 @@ from .spherical import spherical_rows, spherical_state
 REVOLUTE, PRISMATIC, SPHERICAL, FIXED = 0, 1, 2, 3
 JOINT_TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "spherical": SPHERICAL, "fixed": FIXED}
 JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
+# revolute joints in a group about one anchor (gimbal.py): the first or second hinge of a
+# universal joint, the first, second or third of a gimbal
+UNIVERSAL_1, UNIVERSAL_2, GIMBAL_1, GIMBAL_2, GIMBAL_3 = 4, 5, 6, 7, 8
+# (hinges in the group, index in it) of each group type
+GROUP_PLACE = {UNIVERSAL_1: (2, 0), UNIVERSAL_2: (2, 1), GIMBAL_1: (3, 0), GIMBAL_2: (3, 1),
+               GIMBAL_3: (3, 2)}
 
 # rows per block slot (EQ0, EQ1, LOWER, UPPER, FRICTION) for each type
 BLOCK_ROWS = np.array([
@@ -26,6 +38,11 @@ BLOCK_ROWS = np.array([
     [3, 2, 1, 1, 1],   # prismatic
     [3, 0, 0, 0, 3],   # spherical
     [3, 3, 0, 0, 0],   # fixed
+    [3, 1, 1, 1, 1],   # universal, first hinge: point lock, universal lock, its own rows
+    [0, 0, 1, 1, 1],   # universal, second hinge
+    [3, 0, 1, 1, 1],   # gimbal, first hinge: point lock, its own rows
+    [0, 0, 1, 1, 1],   # gimbal, second hinge
+    [0, 0, 1, 1, 1],   # gimbal, third hinge
 ], dtype=np.int64)
 # blocks whose drift is drift of the bodies' centres (point locks, prismatic off-axis and
 # limit rows): the tree pass closes them exactly by translation (tree.py)
@@ -34,6 +51,11 @@ BLOCK_TRANSLATES = np.array([
     [0, 1, 1, 1, 0],
     [1, 0, 0, 0, 0],
     [1, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0],
 ], dtype=np.bool_)
 assert BLOCK_ROWS.shape[1] == MAX_BLOCKS == BLOCK_TRANSLATES.shape[1]
 # types with position blocks that the tree pass does not close (rotations, angle limits)
@@ -44,6 +66,11 @@ BLOCK_KIND = np.array([
     [A, G, G, G, G],   # prismatic: orientation lock, off-axis lock, limits and friction
     [P, A, A, A, A],   # spherical: point lock, friction ball
     [P, A, A, A, A],   # fixed: point lock, orientation lock
+    [P, A, A, A, A],   # universal, first hinge: point lock, universal lock, rows about d_1
+    [A, A, A, A, A],   # the other hinges of a group: rows about d_i
+    [P, A, A, A, A],   # gimbal, first hinge
+    [A, A, A, A, A],
+    [A, A, A, A, A],
 ], dtype=np.int64)
 HAS_FRICTION = BLOCK_ROWS[:, 4] > 0
 HAS_LIMITS = BLOCK_ROWS[:, 2] > 0
@@ -69,6 +96,10 @@ def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_
         return prismatic_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
     if jtype == SPHERICAL:
         return spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
+    if jtype >= UNIVERSAL_1:
+        hinges = 2 if jtype <= UNIVERSAL_2 else 3
+        return gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord, hinges,
+                           jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1))
     return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
 
 
@@ -90,6 +121,11 @@ def joint_state(j, jtype, pos, quat, vel, angvel, a, b, local_anchor, local_fram
         return revolute_state(qfa, qfb, wa, wb, prev_coord)
     if jtype == SPHERICAL:
         return spherical_state(qfa, qfb, wa, wb)
+    if jtype >= UNIVERSAL_1:
+        hinges = 2 if jtype <= UNIVERSAL_2 else 3
+        angle, d = gimbal_axis(qfa, qfb, hinges, jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1),
+                               prev_coord)
+        return angle, dot((wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]), d)
     ra = quat_rotate(qa, (local_anchor[j, 0, 0], local_anchor[j, 0, 1], local_anchor[j, 0, 2]))
     rb = quat_rotate(qb, (local_anchor[j, 1, 0], local_anchor[j, 1, 1], local_anchor[j, 1, 2]))
     return prismatic_state((pos[a, 0], pos[a, 1], pos[a, 2]), (pos[b, 0], pos[b, 1], pos[b, 2]),

@@ -19,13 +19,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
+from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
+    GIMBAL_1,
+    GIMBAL_3,
     HAS_FRICTION,
     HAS_LIMITS,
     JOINT_TYPE_NAMES,
     JOINT_TYPES,
     PRISMATIC,
     REVOLUTE,
+    UNIVERSAL_1,
 )
 from .message import listing, quoted
 from .model import (  # noqa: E402
@@ -72,6 +76,7 @@ from .shape import (  # noqa: E402
     matrix_quat,
 )
 from .shape import geoms as shape_geoms
+from .shape import matrix_quat as matrix_to_quat
 from .shape import quat_matrix as quat_to_matrix
 from .solver import (  # noqa: E402
     ENERGY_JUMP,
@@ -574,10 +579,82 @@ class World:
             R = quat_to_matrix(body[1])
             anchors[side] = R.T @ (p - body[0])
             frames[side] = _quat_mul(_quat_conj(body[1]), frame)
+        if jt == REVOLUTE:
+            self._check_group(name, a, b, p, n / np.linalg.norm(n))
         self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
                                    damping))
         self._invalidate()
         return len(self._joints) - 1
+
+    def _group(self, a, b):
+        """The revolute joints between bodies a and b, in the order they were added."""
+        return [k for k, jn in enumerate(self._joints)
+                if jn.type == REVOLUTE and set(jn.bodies) == {a, b}]
+
+    def _check_group(self, name, a, b, p, n):
+        """Revolute joints between the same two bodies compose about one anchor (gimbal.py):
+        a second one makes a universal joint, a third a gimbal. Refuse what cannot compose."""
+        group = self._group(a, b)
+        if not group:
+            return
+        names = listing([self._joints[k].name for k in group])
+        pair = f"bodies {self._bodies[a].name!r} and {self._bodies[b].name!r}"
+        where = (f"joint {name!r}: revolute joints between {pair} ({names} already) turn about "
+                 "one anchor, each carried by the ones before it (a universal joint or gimbal)")
+        if len(group) == 3:
+            raise ValueError(f"{where}; at most three can")
+        for k in group:
+            jn = self._joints[k]
+            if jn.bodies != (a, b):
+                raise ValueError(f"{where}; list body_a and body_b in the same order as "
+                                 f"joint {jn.name!r} does")
+            pose = self._current_body_pose(a)
+            R = quat_to_matrix(pose[1])
+            anchor = pose[0] + R @ jn.local_anchor[0]
+            if np.linalg.norm(anchor - p) > 1e-9 * max(1.0, float(np.abs(p).max())):
+                raise ValueError(f"{where}; its anchor must be joint {jn.name!r}'s "
+                                 f"{np.round(anchor, 9).tolist()} (got {p.tolist()})")
+            axis = R @ quat_to_matrix(jn.local_frame[0])[:, 0]
+            if abs(float(axis @ n)) > 1e-6:
+                angle = math.degrees(math.acos(max(-1.0, min(1.0, float(axis @ n)))))
+                raise ValueError(f"{where}; its axis must be perpendicular to joint "
+                                 f"{jn.name!r}'s (they make {angle:.4g} degrees)")
+        if len(group) == 2:
+            middle = self._joints[group[1]]
+            if middle.limits is None or max(abs(x) for x in middle.limits) > MAX_MIDDLE_ANGLE:
+                got = ("no limits" if middle.limits is None
+                       else f"limits {[round(math.degrees(x), 4) for x in middle.limits]} degrees")
+                raise ValueError(f"{where}; the middle joint {middle.name!r} of a gimbal must be "
+                                 f"limited within +-{math.degrees(MAX_MIDDLE_ANGLE):.0f} degrees, "
+                                 f"away from gimbal lock at 90 (got {got})")
+
+    def _group_model(self):
+        """The model's joint types and frames: a revolute joint in a group of 2 or 3 between
+        the same two bodies takes its place's type (joint.UNIVERSAL_1 ...) and the group's frame
+        (gimbal.py: x = the first axis, y = the second, z = x cross y, on each body; the third
+        joint's turned half a turn about y when its axis is -z)."""
+        types = np.array([jn.type for jn in self._joints], np.int64)
+        frames = np.array([jn.local_frame for jn in self._joints]).reshape(len(types), 2, 4)
+        pairs: dict = {}
+        for j, jn in enumerate(self._joints):
+            if jn.type == REVOLUTE:
+                pairs.setdefault(frozenset(jn.bodies), []).append(j)
+        for group in pairs.values():
+            if len(group) < 2:
+                continue
+            first = UNIVERSAL_1 if len(group) == 2 else GIMBAL_1
+            for side in range(2):
+                own = [quat_to_matrix(self._joints[k].local_frame[side])[:, 0] for k in group]
+                x = own[0]
+                y = own[1] - (own[1] @ x) * x
+                y /= np.linalg.norm(y)
+                z = np.cross(x, y)
+                F = matrix_to_quat(np.column_stack((x, y, z)))
+                for place, k in enumerate(group):
+                    types[k] = first + place
+                    turned = place == 2 and own[2] @ z < 0.0
+                    frames[k, side] = _quat_mul(F, (0.0, 0.0, 1.0, 0.0)) if turned else F
+        return types, frames
 
     def add_motor(self, joint, motor, voltage=0.0):
         """Put a DCMotor on a revolute or prismatic joint (one per joint), with its supply
@@ -797,13 +874,14 @@ class World:
         inv_inertia = np.where(dyn[:, None], 1.0 / np.where(dyn[:, None], inertia, 1.0), 0.0)
         J = self._joints
         limit = np.array([j.limits if j.limits else (0.0, 0.0) for j in J]).reshape(nj, 2)
+        joint_type, joint_frame = self._group_model()
         self._model = Model(
             body_kind=kind, body_inv_mass=inv_mass, body_inertia=inertia,
             body_inv_inertia=inv_inertia,
-            joint_type=np.array([j.type for j in J], np.int64).reshape(nj),
+            joint_type=joint_type,
             joint_body=np.array([j.bodies for j in J], np.int64).reshape(nj, 2),
             joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
-            joint_local_frame=np.array([j.local_frame for j in J]).reshape(nj, 2, 4),
+            joint_local_frame=joint_frame,
             joint_friction=np.array([j.friction for j in J], float).reshape(nj),
             joint_damping=np.array([j.damping for j in J], float).reshape(nj),
             joint_limit=limit,
@@ -1522,6 +1600,19 @@ class World:
         anchors[:] = state.body_pos[b] + np.einsum("nij,nj->ni", R, model.joint_local_anchor[:, 1])
         F = _rotations(model.joint_local_frame[:, 1])
         axes[:] = np.einsum("nij,nj->ni", R, F[:, :, 0])
+        jt = model.joint_type
+        if (jt >= UNIVERSAL_1).any():   # the hinges of a group (gimbal.py): c_1 on A, the
+            a = model.joint_body[:, 0]  # middle c_2, c_2 (universal) or c_3 on B
+            FA = np.einsum("nij,njk->nik", _rotations(state.body_quat[a]),
+                           _rotations(model.joint_local_frame[:, 0]))
+            FB = np.einsum("nij,njk->nik", R, F)
+            first = (jt == UNIVERSAL_1) | (jt == GIMBAL_1)
+            axes[first] = FA[first, :, 0]
+            axes[jt == UNIVERSAL_1 + 1] = FB[jt == UNIVERSAL_1 + 1, :, 1]
+            axes[jt == GIMBAL_3] = FB[jt == GIMBAL_3, :, 2]
+            mid = jt == GIMBAL_1 + 1   # c_2 = c_3 x c_1 / cos q_2
+            c2 = np.cross(FB[mid, :, 2], FA[mid, :, 0])
+            axes[mid] = c2 / np.maximum(np.linalg.norm(c2, axis=1), 1e-300)[:, None]
         return anchors, axes
 
     def contacts(self):

@@ -38,7 +38,10 @@ What maps, and how:
 * **Joints.** hinge -> revolute, slide -> prismatic, ball -> spherical, free -> none (a
   floating body); anchor ``d.xanchor`` and axis ``d.xaxis`` in the world at ``qpos0``;
   ``jnt_range - qpos0`` when limited; ``dof_frictionloss`` -> ``friction`` (Coulomb).
-  Sharnir joins two bodies per joint, so a body with n > 1 joints gets n - 1 intermediate
+  A body's 2 or 3 hinges about one anchor with perpendicular axes (the middle one of 3 limited
+  within 85 degrees) join it to its parent directly: Sharnir composes revolute joints between
+  the same two bodies in the order listed, as MuJoCo does (physics/gimbal.py). Any other body
+  with n > 1 joints gets n - 1 intermediate
   bodies (``<body>.<joint>``, no geometry) chained by the joints in MuJoCo's order. Each takes
   `INTERMEDIATE_MASS` (5 %) of the body's mass as a small sphere at its joint's anchor (radius
   the body's smallest radius of gyration); the body keeps the rest, its inertia scaled by the
@@ -78,10 +81,12 @@ What maps, and how:
   (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
   a second actuator on one joint do not map.
 
-Known gaps (tests/test_scene_mjcf.py): a tree as big as the humanoid's needs about 1000 solver
-iterations (``--iterations 1000``) to converge, the scene keeps Sharnir's default. (An
-armature in a chain of joints follows MuJoCo's run like the chain without one, to first order
-in dt: the rotor is carried with the bodies, physics/motor.py.)
+Known gaps (tests/test_scene_mjcf.py): Gauss-Seidel converges slowly on a tree as big as the
+humanoid's (after 100 iterations the largest impulse change is still about 2e-5 N s), though
+its fall at 20 or 100 iterations stays within 4 cm of its fall at 1000 (with intermediate
+bodies for the waist, hips and shoulders, 100 iterations left it 0.27 m lower). (An armature in
+a chain of joints follows MuJoCo's run like the chain without one, to first order in dt: the
+rotor is carried with the bodies, physics/motor.py.)
 
 Everything that does not map (tendons, equality constraints, sensors, contact pairs, soft
 contact parameters, margins, fluid forces, non-Euler integrators, ...) is named in ONE warning
@@ -97,6 +102,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sharnir.physics.gimbal import MAX_MIDDLE_ANGLE
 from sharnir.physics.message import quoted
 
 from .asset_roots import AssetRoots
@@ -657,7 +663,7 @@ class _Reader:
                  for k, j in enumerate(ids)]
         inter: list[dict] = []
         n = len(ids)
-        if n > 1:
+        if n > 1 and not self.composes(ids):
             share = INTERMEDIATE_MASS * entry["mass"]
             keep = 1.0 - (n - 1) * INTERMEDIATE_MASS
             # a small sphere: the body's smallest radius of gyration
@@ -668,12 +674,13 @@ class _Reader:
                               "pos": _floats(d.xanchor[ids[k]]), "group": 0, "mask": 0})
             entry["mass"] = entry["mass"] * keep
             entry["inertia"] = [x * keep for x in entry["inertia"]]
-        chain = [link.parent.name if not link.parent.static else "world",
-                 *(e["name"] for e in inter), link.name]
+        parent = link.parent.name if not link.parent.static else "world"
+        chain = ([parent, *(e["name"] for e in inter), link.name] if inter
+                 else [parent] + [link.name] * n)
         out = []
         for k, j in enumerate(ids):
             t = int(m.jnt_type[j])
-            joint = {"name": names[k], "type": _JOINT_TYPES[t], "body_a": chain[k],
+            joint = {"name": names[k], "type": _JOINT_TYPES[t], "body_a": chain[k if inter else 0],
                      "body_b": chain[k + 1], "anchor": _floats(d.xanchor[j])}
             dof = int(m.jnt_dofadr[j])
             qadr = int(m.jnt_qposadr[j])
@@ -704,6 +711,30 @@ class _Reader:
             joint["_id"] = j
             out.append(joint)
         return inter, out
+
+    def composes(self, ids: list[int]) -> bool:
+        """Whether a body's joints make one of Sharnir's revolute groups (physics/gimbal.py):
+        2 or 3 hinges about one anchor, with perpendicular axes, the middle one of 3 limited
+        away from gimbal lock. Then they join the body to its parent directly, with no
+        intermediate body."""
+        m, d = self.m, self.d
+        if len(ids) > 3 or any(m.jnt_type[j] != _HINGE for j in ids):
+            return False
+        anchor = d.xanchor[ids[0]]
+        if any(np.linalg.norm(d.xanchor[j] - anchor) > 1e-9 * max(1.0, np.abs(anchor).max())
+               for j in ids[1:]):
+            return False
+        axes = [d.xaxis[j] / np.linalg.norm(d.xaxis[j]) for j in ids]
+        if any(abs(float(axes[i] @ axes[k])) > 1e-6
+               for i in range(len(ids)) for k in range(i)):
+            return False
+        if len(ids) == 3:
+            middle = ids[1]
+            q0 = float(m.qpos0[int(m.jnt_qposadr[middle])])
+            if not m.jnt_limited[middle] or max(abs(float(x) - q0)
+                                                 for x in m.jnt_range[middle]) > MAX_MIDDLE_ANGLE:
+                return False
+        return True
 
     # --- actuators, damping, springs ---------------------------------------
 
