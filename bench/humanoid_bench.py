@@ -93,7 +93,7 @@ def main():
     ratio = rows[1][1] / rows[0][1]
     text += ["", f"Sharnir at its default is {ratio:.2f}x MuJoCo's speed on MuJoCo's humanoid. "
              f"Sharnir's bodies include {extra} intermediate bodies for the bodies whose joints "
-             "do not compose about one anchor (scenes/mjcf.py, physics/gimbal.py); its "
+             "do not compose (scenes/mjcf.py, physics/gimbal.py); its "
              "contacts and limits are hard, MuJoCo's soft; MuJoCo's two hamstring tendons are "
              "not simulated (they hold MuJoCo's torso 0.11 m higher at 1 s)."]
     out = "\n".join(text) + "\n"

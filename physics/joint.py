@@ -6,7 +6,7 @@ at the given poses and returns the joint coordinate; `<type>_state(...)` returns
 and its rate alone, for reports. The solver never looks at the type again.
 
 The scene's four types (JOINT_TYPES) are what a joint is to its user. The model adds the types of
-revolute joints that compose about one anchor (gimbal.py): the World gives 2 or 3 revolute joints
+revolute joints that compose (gimbal.py): the World gives 2 or 3 revolute joints
 between the same two bodies these types when it builds the model (`gimbal_types`), and they stay
 "revolute" everywhere else.
 """
@@ -25,7 +25,7 @@ from .spherical import spherical_rows, spherical_state
 REVOLUTE, PRISMATIC, SPHERICAL, FIXED = 0, 1, 2, 3
 JOINT_TYPES = {"revolute": REVOLUTE, "prismatic": PRISMATIC, "spherical": SPHERICAL, "fixed": FIXED}
 JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
-# revolute joints in a group about one anchor (gimbal.py): the first or second hinge of a
+# revolute joints in a group (gimbal.py): the first or second hinge of a
 # universal joint, the first, second or third of a gimbal
 UNIVERSAL_1, UNIVERSAL_2, GIMBAL_1, GIMBAL_2, GIMBAL_3 = 4, 5, 6, 7, 8
 # (hinges in the group, index in it) of each group type
@@ -79,7 +79,7 @@ HAS_LIMITS = BLOCK_ROWS[:, 2] > 0
 @njit(**KERNEL)
 def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_coord):
     """Build the rows of joint j at the poses (pos, quat) into J[j], C[j];
-    local_anchor (njoint, 2, 3), local_frame (njoint, 2, 4)."""
+    local_anchor (njoint, 4, 3) (model.py), local_frame (njoint, 2, 4)."""
     xa = (pos[a, 0], pos[a, 1], pos[a, 2])
     xb = (pos[b, 0], pos[b, 1], pos[b, 2])
     qa = (quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3])
@@ -99,7 +99,9 @@ def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_
     if jtype >= UNIVERSAL_1:
         hinges = 2 if jtype <= UNIVERSAL_2 else 3
         return gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord, hinges,
-                           jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1))
+                           jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1),
+                           (local_anchor[j, 2, 0], local_anchor[j, 2, 1], local_anchor[j, 2, 2]),
+                           (local_anchor[j, 3, 0], local_anchor[j, 3, 1], local_anchor[j, 3, 2]))
     return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
 
 

@@ -43,7 +43,10 @@ Model = namedtuple("Model", [
     "body_inv_inertia",    # (nbody, 3) their inverses, 0 for static and kinematic bodies
     "joint_type",          # (njoint,) int64: joint.REVOLUTE ...
     "joint_body",          # (njoint, 2) int64: bodies A, B
-    "joint_local_anchor",  # (njoint, 2, 3) anchor offset from each body's centre, body frame
+    "joint_local_anchor",  # (njoint, 4, 3) anchor offset from each body's centre, body frame
+                           # ([j, 0] on A, [j, 1] on B); [j, 2], [j, 3]: on the first hinge of
+                           # a group (gimbal.py) the offsets u_12, u_23 between the hinges'
+                           # anchors in the group frame, else zero
     "joint_local_frame",   # (njoint, 2, 4) joint frame in each body frame (x = joint axis)
     "joint_friction",      # (njoint,) Coulomb limit, N m or N; edited live
     "joint_damping",       # (njoint,) viscous damping b, N m s/rad or N s/m (damper.py); live

@@ -8,6 +8,7 @@ child must sit where its parent's anchor puts it. One pass in parent-before-chil
 them all exactly, in O(n) (forward kinematics from the current orientations):
 
     point lock:          delta_child = -C (child B) or +C (child A),  C = (xB + rB) - (xA + rA)
+                         (a group of hinges: its last anchor, turned by them; gimbal.py)
     prismatic off-axis:  delta_child = -sum_k C_k J_lin_child,k      (rows u_k, orthonormal)
     prismatic limit:     the same along the axis, only while the limit is violated
 
@@ -22,7 +23,7 @@ from numba import njit
 
 from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
 from .jit import KERNEL, copy_rows
-from .joint import BLOCK_KIND, PRISMATIC, joint_rows
+from .joint import BLOCK_KIND, PRISMATIC, UNIVERSAL_1, joint_rows
 from .math3 import quat_rotate
 
 
@@ -93,7 +94,15 @@ def tree_pass(model, state, work):
         b = model.joint_body[j, 1]
         child_b = model.joint_child[j] == 1
         child = b if child_b else a
-        if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT:
+        if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT and jt >= UNIVERSAL_1:
+            # a group's last anchor turns with its hinges (gimbal.py): C from its rows
+            C = work.joint_C
+            joint_rows(work.joint_J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
+                       model.joint_local_frame, state.joint_coord[j])
+            sign = -1.0 if child_b else 1.0
+            _shift(pos, child, sign * C[j, SLOT_EQ0, 0], sign * C[j, SLOT_EQ0, 1],
+                   sign * C[j, SLOT_EQ0, 2])
+        elif BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT:
             ra = quat_rotate((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]),
                              (model.joint_local_anchor[j, 0, 0], model.joint_local_anchor[j, 0, 1],
                               model.joint_local_anchor[j, 0, 2]))

@@ -580,7 +580,7 @@ class World:
             anchors[side] = R.T @ (p - body[0])
             frames[side] = _quat_mul(_quat_conj(body[1]), frame)
         if jt == REVOLUTE:
-            self._check_group(name, a, b, p, n / np.linalg.norm(n))
+            self._check_group(name, a, b, n / np.linalg.norm(n))
         self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
                                    damping))
         self._invalidate()
@@ -591,16 +591,16 @@ class World:
         return [k for k, jn in enumerate(self._joints)
                 if jn.type == REVOLUTE and set(jn.bodies) == {a, b}]
 
-    def _check_group(self, name, a, b, p, n):
-        """Revolute joints between the same two bodies compose about one anchor (gimbal.py):
-        a second one makes a universal joint, a third a gimbal. Refuse what cannot compose."""
+    def _check_group(self, name, a, b, n):
+        """Revolute joints between the same two bodies compose (gimbal.py): a second one makes
+        a universal joint, a third a gimbal. Refuse what cannot compose."""
         group = self._group(a, b)
         if not group:
             return
         names = listing([self._joints[k].name for k in group])
         pair = f"bodies {self._bodies[a].name!r} and {self._bodies[b].name!r}"
-        where = (f"joint {name!r}: revolute joints between {pair} ({names} already) turn about "
-                 "one anchor, each carried by the ones before it (a universal joint or gimbal)")
+        where = (f"joint {name!r}: revolute joints between {pair} ({names} already) turn in "
+                 "order, each carried by the ones before it (a universal joint or gimbal)")
         if len(group) == 3:
             raise ValueError(f"{where}; at most three can")
         for k in group:
@@ -608,12 +608,7 @@ class World:
             if jn.bodies != (a, b):
                 raise ValueError(f"{where}; list body_a and body_b in the same order as "
                                  f"joint {jn.name!r} does")
-            pose = self._current_body_pose(a)
-            R = quat_to_matrix(pose[1])
-            anchor = pose[0] + R @ jn.local_anchor[0]
-            if np.linalg.norm(anchor - p) > 1e-9 * max(1.0, float(np.abs(p).max())):
-                raise ValueError(f"{where}; its anchor must be joint {jn.name!r}'s "
-                                 f"{np.round(anchor, 9).tolist()} (got {p.tolist()})")
+            R = quat_to_matrix(self._current_body_pose(a)[1])
             axis = R @ quat_to_matrix(jn.local_frame[0])[:, 0]
             if abs(float(axis @ n)) > 1e-6:
                 angle = math.degrees(math.acos(max(-1.0, min(1.0, float(axis @ n)))))
@@ -629,12 +624,16 @@ class World:
                                  f"away from gimbal lock at 90 (got {got})")
 
     def _group_model(self):
-        """The model's joint types and frames: a revolute joint in a group of 2 or 3 between
-        the same two bodies takes its place's type (joint.UNIVERSAL_1 ...) and the group's frame
-        (gimbal.py: x = the first axis, y = the second, z = x cross y, on each body; the third
-        joint's turned half a turn about y when its axis is -z)."""
+        """The model's joint types, anchors and frames: a revolute joint in a group of 2 or 3
+        between the same two bodies takes its place's type (joint.UNIVERSAL_1 ...) and the
+        group's frame (gimbal.py: x = the first axis, y = the second, z = x cross y, on each
+        body; the third joint's turned half a turn about y when its axis is -z); the first
+        hinge's anchors [j, 2:4] the offsets u_12, u_23 between the hinges' anchors."""
+        nj = len(self._joints)
         types = np.array([jn.type for jn in self._joints], np.int64)
-        frames = np.array([jn.local_frame for jn in self._joints]).reshape(len(types), 2, 4)
+        frames = np.array([jn.local_frame for jn in self._joints]).reshape(nj, 2, 4)
+        anchors = np.zeros((nj, 4, 3))
+        anchors[:, :2] = np.array([jn.local_anchor for jn in self._joints]).reshape(nj, 2, 3)
         pairs: dict = {}
         for j, jn in enumerate(self._joints):
             if jn.type == REVOLUTE:
@@ -654,7 +653,13 @@ class World:
                     types[k] = first + place
                     turned = place == 2 and own[2] @ z < 0.0
                     frames[k, side] = _quat_mul(F, (0.0, 0.0, 1.0, 0.0)) if turned else F
-        return types, frames
+                if side == 0:   # the anchors' offsets, in the group frame at q = 0
+                    Fm = np.column_stack((x, y, z))
+                    for place in range(1, len(group)):
+                        anchors[group[0], 1 + place] = Fm.T @ (
+                            self._joints[group[place]].local_anchor[0]
+                            - self._joints[group[place - 1]].local_anchor[0])
+        return types, anchors, frames
 
     def add_motor(self, joint, motor, voltage=0.0):
         """Put a DCMotor on a revolute or prismatic joint (one per joint), with its supply
@@ -874,13 +879,13 @@ class World:
         inv_inertia = np.where(dyn[:, None], 1.0 / np.where(dyn[:, None], inertia, 1.0), 0.0)
         J = self._joints
         limit = np.array([j.limits if j.limits else (0.0, 0.0) for j in J]).reshape(nj, 2)
-        joint_type, joint_frame = self._group_model()
+        joint_type, joint_anchor, joint_frame = self._group_model()
         self._model = Model(
             body_kind=kind, body_inv_mass=inv_mass, body_inertia=inertia,
             body_inv_inertia=inv_inertia,
             joint_type=joint_type,
             joint_body=np.array([j.bodies for j in J], np.int64).reshape(nj, 2),
-            joint_local_anchor=np.array([j.local_anchor for j in J]).reshape(nj, 2, 3),
+            joint_local_anchor=joint_anchor,
             joint_local_frame=joint_frame,
             joint_friction=np.array([j.friction for j in J], float).reshape(nj),
             joint_damping=np.array([j.damping for j in J], float).reshape(nj),

@@ -38,10 +38,10 @@ What maps, and how:
 * **Joints.** hinge -> revolute, slide -> prismatic, ball -> spherical, free -> none (a
   floating body); anchor ``d.xanchor`` and axis ``d.xaxis`` in the world at ``qpos0``;
   ``jnt_range - qpos0`` when limited; ``dof_frictionloss`` -> ``friction`` (Coulomb).
-  A body's 2 or 3 hinges about one anchor with perpendicular axes (the middle one of 3 limited
-  within 85 degrees) join it to its parent directly: Sharnir composes revolute joints between
-  the same two bodies in the order listed, as MuJoCo does (physics/gimbal.py). Any other body
-  with n > 1 joints gets n - 1 intermediate
+  A body's 2 or 3 hinges with perpendicular axes (the middle one of 3 limited within 85
+  degrees) join it to its parent directly: Sharnir composes revolute joints between the same
+  two bodies in the order listed, each axis and anchor carried by the ones before it, as MuJoCo
+  does (physics/gimbal.py). Any other body with n > 1 joints gets n - 1 intermediate
   bodies (``<body>.<joint>``, no geometry) chained by the joints in MuJoCo's order. Each takes
   `INTERMEDIATE_MASS` (5 %) of the body's mass as a small sphere at its joint's anchor (radius
   the body's smallest radius of gyration); the body keeps the rest, its inertia scaled by the
@@ -714,15 +714,10 @@ class _Reader:
 
     def composes(self, ids: list[int]) -> bool:
         """Whether a body's joints make one of Sharnir's revolute groups (physics/gimbal.py):
-        2 or 3 hinges about one anchor, with perpendicular axes, the middle one of 3 limited
-        away from gimbal lock. Then they join the body to its parent directly, with no
-        intermediate body."""
+        2 or 3 hinges with perpendicular axes, the middle one of 3 limited away from gimbal
+        lock. Then they join the body to its parent directly, with no intermediate body."""
         m, d = self.m, self.d
         if len(ids) > 3 or any(m.jnt_type[j] != _HINGE for j in ids):
-            return False
-        anchor = d.xanchor[ids[0]]
-        if any(np.linalg.norm(d.xanchor[j] - anchor) > 1e-9 * max(1.0, np.abs(anchor).max())
-               for j in ids[1:]):
             return False
         axes = [d.xaxis[j] / np.linalg.norm(d.xaxis[j]) for j in ids]
         if any(abs(float(axes[i] @ axes[k])) > 1e-6

@@ -60,8 +60,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     [[joints]]
     name = "hinge"                   # required, unique
     type = "revolute"                # revolute | prismatic | spherical | fixed; 2 or 3
-                                     # revolute joints between the same bodies about one
-                                     # anchor compose in order (a universal joint, a gimbal)
+                                     # revolute joints between the same bodies compose in
+                                     # order (a universal joint, a gimbal)
     body_a = "world"                 # a body name or "world"
     body_b = "door"                  # a body name or "world", not body_a
     anchor = [0.0, 0.0, 1.0]         # world-frame point at the initial pose, default [0, 0, 0]
@@ -526,10 +526,10 @@ class MimicSpec(_Spec):
 
 class JointSpec(_Spec):
     """A joint between two bodies (physics.World.add_joint). Two or three revolute joints
-    between the same two bodies about one anchor, with perpendicular axes, turn in the order
-    listed, each axis carried by the ones before it: a universal joint or a gimbal, as
-    MuJoCo's joints in one body (physics/gimbal.py); the middle one of three must be limited
-    within +-85 degrees, away from gimbal lock."""
+    between the same two bodies, with perpendicular axes, turn in the order listed, each axis
+    and anchor carried by the ones before it: a universal joint or a gimbal, as MuJoCo's joints
+    in one body (physics/gimbal.py); the middle one of three must be limited within +-85
+    degrees, away from gimbal lock."""
     name: Name
     type: Literal["revolute", "prismatic", "spherical", "fixed"]
     body_a: Name
