@@ -1204,36 +1204,18 @@ def report_reactions(model, state, work, settings):
 
 
 @njit(**_JIT)
-def first_nonfinite_body(body_kind, state):
-    """The first body whose pose or velocity is not finite, a moving one first: a NaN spreads
-    through the joints within the step into the fixed world and static bodies, which cannot
-    have started it; -1 if none."""
-    found = -1
-    for i in range(state.body_pos.shape[0]):
-        for q in range(3):
-            if not (math.isfinite(state.body_pos[i, q]) and math.isfinite(state.body_vel[i, q])
-                    and math.isfinite(state.body_angvel[i, q])):
-                if body_kind[i] == DYNAMIC:
-                    return i
-                if found < 0:
-                    found = i
-                break
-    return found
-
-
-@njit(**_JIT)
-def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, settings):
-    """A traced step (Settings.trace), after `stage` (TRACE_*): the first body (a dynamic one
-    first) whose pose, velocity or angular momentum is not finite, or a dynamic body beyond
-    settings.max_speed or settings.max_angular_speed (0: no bound), recorded as
-    stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body and
-    stats[STAT_TRACE_WHY] = TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN, unless an earlier stage
-    of the step was. (The arrays one by one, not the state: a call site's cost in compile time
-    grows with the arrays it passes.)"""
-    if stats[STAT_TRACE_STAGE] > 0.0:
-        return
-    v2max, w2max = settings.max_speed ** 2, settings.max_angular_speed ** 2
-    found, why = -1, TRACE_NONFINITE
+def scan_bodies(body_kind, pos, quat, vel, angvel, angmom, max_speed, max_angular_speed):
+    """One pass over the bodies: (bad, fast, why). bad: the first body whose pose, velocity or
+    angular momentum is not finite, a moving one first (a NaN spreads through the joints
+    within the step into the fixed world and static bodies, which cannot have started it).
+    fast: the first dynamic body moving faster than max_speed (m/s), why = TRACE_SPEED, or
+    turning faster than max_angular_speed (rad/s), why = TRACE_TURN; a bound of 0 is off.
+    -1 where none. Squared norms against squared bounds: no square root per body. (The
+    arrays one by one, not the state: a call site's cost in compile time grows with the arrays
+    it passes.)"""
+    v2 = max_speed * max_speed
+    w2 = max_angular_speed * max_angular_speed
+    bad, fast, why = -1, -1, TRACE_SPEED
     for i in range(pos.shape[0]):
         ok = math.isfinite(quat[i, 3])
         for q in range(3):
@@ -1241,21 +1223,36 @@ def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, settin
                          and math.isfinite(angvel[i, q]) and math.isfinite(angmom[i, q])
                          and math.isfinite(quat[i, q]))
         if body_kind[i] != DYNAMIC:
-            if not ok and found < 0:
-                found = i
+            if not ok and bad < 0:
+                bad = i
             continue
         if not ok:
-            found, why = i, TRACE_NONFINITE
-            break
-        if v2max > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2max:
-            found, why = i, TRACE_SPEED
-            break
-        if w2max > 0.0 and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2max:
-            found, why = i, TRACE_TURN
-            break
-    if found >= 0:
+            return i, fast, why
+        if fast < 0:
+            if max_speed > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2:
+                fast, why = i, TRACE_SPEED
+            elif (max_angular_speed > 0.0
+                  and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2):
+                fast, why = i, TRACE_TURN
+    return bad, fast, why
+
+
+@njit(**_JIT)
+def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, settings):
+    """A traced step (Settings.trace), after `stage` (TRACE_*): what scan_bodies finds, the
+    first non-finite body or else the first beyond the speed bounds, recorded as
+    stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body and
+    stats[STAT_TRACE_WHY] = TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN, unless an earlier stage
+    of the step was."""
+    if stats[STAT_TRACE_STAGE] > 0.0:
+        return
+    bad, fast, why = scan_bodies(body_kind, pos, quat, vel, angvel, angmom, settings.max_speed,
+                                 settings.max_angular_speed)
+    if bad >= 0:
+        fast, why = bad, TRACE_NONFINITE
+    if fast >= 0:
         stats[STAT_TRACE_STAGE] = 1 + stage
-        stats[STAT_TRACE_BODY] = 1 + found
+        stats[STAT_TRACE_BODY] = 1 + fast
         stats[STAT_TRACE_WHY] = why
 
 
@@ -1272,25 +1269,6 @@ def trace_motors(joint_body, motor_joint, current, speed, torque, stats, stage):
             stats[STAT_TRACE_BODY] = 1 + joint_body[motor_joint[m], 1]
             stats[STAT_TRACE_WHY] = TRACE_NONFINITE
             return
-
-
-@njit(**_JIT)
-def first_runaway_body(body_kind, state, max_speed, max_angular_speed):
-    """The first dynamic body moving faster than max_speed (m/s) or turning faster than
-    max_angular_speed (rad/s), a bound of 0 being off; -1 if none. Squared norms against
-    squared bounds: no square root per body."""
-    v2 = max_speed * max_speed
-    w2 = max_angular_speed * max_angular_speed
-    vel, angvel = state.body_vel, state.body_angvel
-    for i in range(body_kind.shape[0]):
-        if body_kind[i] != DYNAMIC:
-            continue
-        if max_speed > 0.0 and vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2 > v2:
-            return i
-        if (max_angular_speed > 0.0
-                and angvel[i, 0] ** 2 + angvel[i, 1] ** 2 + angvel[i, 2] ** 2 > w2):
-            return i
-    return -1
 
 
 @njit(**_JIT)
@@ -1383,12 +1361,12 @@ def step(model, state, work, contacts, settings):
         contact_wrenches(model, state, contacts, settings.dt)
     state.time[0] += settings.dt
     state.step_count[0] += 1
-    bad = first_nonfinite_body(model.body_kind, state)
+    bad, fast, _ = scan_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                               state.body_angvel, state.body_angmom, settings.max_speed,
+                               settings.max_angular_speed)
     state.solver_stats[3] = bad + 1
     if bad >= 0:
         return NONFINITE
-    fast = first_runaway_body(model.body_kind, state, settings.max_speed,
-                              settings.max_angular_speed)
     state.solver_stats[4] = fast + 1
     jump = energy_jump(model, state, work, settings)
     if fast >= 0:
