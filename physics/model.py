@@ -182,8 +182,9 @@ Work = namedtuple("Work", [
                              #   start (energy.py)
     "motor_rate0",           # (nmotor,) |rate| of each motor's joint at the step's start
 ])
-# the work arrays a step reads from the step before (warm starts); the rest is this step's
-WORK_CARRIED = ("motor_impulse", "coupling_impulse")
+# the work arrays a step reads from the step before (warm starts, the rows the rotors turned
+# with: motor.motor_rows); the rest is this step's
+WORK_CARRIED = ("motor_impulse", "coupling_impulse", "motor_row")
 
 Settings = namedtuple("Settings", [
     "dt",                    # s
