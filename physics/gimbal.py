@@ -86,8 +86,9 @@ def gimbal_axis(qfa, qfb, hinges, index, prev_angle):
 
 @njit(**_JIT)
 def gimbal_offsets(qfa, qfb, u12, u23):
-    """(oA, oB, o_23): where the group's last anchor lies from its first hinge's anchor, seen
-    from A (turned by the hinges) and from B, and the part u_23 contributes to oA."""
+    """(oA, oB, o_23, c_2): where the group's last anchor lies from its first hinge's anchor,
+    seen from A (turned by the hinges) and from B, the part u_23 contributes to oA, and the
+    middle axis c_2 = R(qfA) (0, cos q_1, sin q_1)."""
     w, x, y, z = quat_conj_mul(qfa, qfb)
     r12 = 2.0 * (y * z - w * x)
     r22 = 1.0 - 2.0 * (x * x + y * y)
@@ -101,7 +102,8 @@ def gimbal_offsets(qfa, qfb, u12, u23):
     o23 = quat_rotate(qfa, (v0, c * u23[1] - s * v2, s * u23[1] + c * v2))
     o12 = quat_rotate(qfa, (u12[0], c * u12[1] - s * u12[2], s * u12[1] + c * u12[2]))
     ob = quat_rotate(qfb, (u12[0] + u23[0], u12[1] + u23[1], u12[2] + u23[2]))
-    return (o12[0] + o23[0], o12[1] + o23[1], o12[2] + o23[2]), ob, o23
+    return ((o12[0] + o23[0], o12[1] + o23[1], o12[2] + o23[2]), ob, o23,
+            quat_rotate(qfa, (0.0, c, s)))
 
 
 @njit(**_JIT)
@@ -109,19 +111,16 @@ def gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_angle, hinges, index, u1
     """Fill the blocks of hinge `index` of a group of `hinges`; returns its unwrapped angle."""
     angle, d = gimbal_axis(qfa, qfb, hinges, index, prev_angle)
     if index == 0:
-        oa, ob, o23 = gimbal_offsets(qfa, qfb, u12, u23)
+        oa, ob, o23, c2 = gimbal_offsets(qfa, qfb, u12, u23)
         point_lock(J, C, j, SLOT_EQ0, xa, xb, add(ra, oa), add(rb, ob))
         if oa[0] != 0.0 or oa[1] != 0.0 or oa[2] != 0.0:
             # the anchor turns with the hinges: g_i = (c_1 x oA)_i d_1 + (c_2 x o_23)_i d_2
+            # (d_2 = c_2; a universal joint has u_23 = 0, so o_23 = 0)
             g1 = cross(quat_rotate(qfa, (1.0, 0.0, 0.0)), oa)
-            g2 = _ZERO
-            d2 = _ZERO
-            if hinges == 3:
-                d2 = gimbal_axis(qfa, qfb, 3, 1, 0.0)[1]
-                g2 = cross(d2, o23)
+            g2 = cross(c2, o23)
             for i in range(3):
                 for k in range(3):
-                    t = g1[i] * d[k] + g2[i] * d2[k]
+                    t = g1[i] * d[k] + g2[i] * c2[k]
                     J[j, SLOT_EQ0, i, 3 + k] += t
                     J[j, SLOT_EQ0, i, 9 + k] -= t
         if hinges == 2:

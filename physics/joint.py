@@ -7,8 +7,8 @@ and its rate alone, for reports. The solver never looks at the type again.
 
 The scene's four types (JOINT_TYPES) are what a joint is to its user. The model adds the types of
 revolute joints that compose (gimbal.py): the World gives 2 or 3 revolute joints
-between the same two bodies these types when it builds the model (`gimbal_types`), and they stay
-"revolute" everywhere else.
+between the same two bodies these types when it builds the model (`World._group_model`), and
+they stay "revolute" everywhere else.
 """
 import numpy as np
 from numba import njit
@@ -28,9 +28,9 @@ JOINT_TYPE_NAMES = {v: k for k, v in JOINT_TYPES.items()}
 # revolute joints in a group (gimbal.py): the first or second hinge of a
 # universal joint, the first, second or third of a gimbal
 UNIVERSAL_1, UNIVERSAL_2, GIMBAL_1, GIMBAL_2, GIMBAL_3 = 4, 5, 6, 7, 8
-# (hinges in the group, index in it) of each group type
-GROUP_PLACE = {UNIVERSAL_1: (2, 0), UNIVERSAL_2: (2, 1), GIMBAL_1: (3, 0), GIMBAL_2: (3, 1),
-               GIMBAL_3: (3, 2)}
+# of each type: the hinges in its group and its index there (0 for the scene's four types)
+GROUP_HINGES = np.array([0, 0, 0, 0, 2, 2, 3, 3, 3], dtype=np.int64)
+GROUP_INDEX = np.array([0, 0, 0, 0, 0, 1, 0, 1, 2], dtype=np.int64)
 
 # rows per block slot (EQ0, EQ1, LOWER, UPPER, FRICTION) for each type
 BLOCK_ROWS = np.array([
@@ -58,6 +58,7 @@ BLOCK_TRANSLATES = np.array([
     [0, 0, 0, 0, 0],
 ], dtype=np.bool_)
 assert BLOCK_ROWS.shape[1] == MAX_BLOCKS == BLOCK_TRANSLATES.shape[1]
+assert len(GROUP_HINGES) == len(GROUP_INDEX) == len(BLOCK_ROWS) == len(BLOCK_TRANSLATES)
 # types with position blocks that the tree pass does not close (rotations, angle limits)
 HAS_ROTATION_BLOCKS = ((BLOCK_ROWS[:, :4] > 0) & ~BLOCK_TRANSLATES[:, :4]).any(axis=1)
 P, A, G = KIND_POINT, KIND_ANGULAR, KIND_GENERAL
@@ -97,9 +98,8 @@ def joint_rows(J, C, j, jtype, pos, quat, a, b, local_anchor, local_frame, prev_
     if jtype == SPHERICAL:
         return spherical_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
     if jtype >= UNIVERSAL_1:
-        hinges = 2 if jtype <= UNIVERSAL_2 else 3
-        return gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord, hinges,
-                           jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1),
+        return gimbal_rows(J, C, j, xa, xb, ra, rb, qfa, qfb, prev_coord, GROUP_HINGES[jtype],
+                           GROUP_INDEX[jtype],
                            (local_anchor[j, 2, 0], local_anchor[j, 2, 1], local_anchor[j, 2, 2]),
                            (local_anchor[j, 3, 0], local_anchor[j, 3, 1], local_anchor[j, 3, 2]))
     return fixed_rows(J, C, j, xa, xb, ra, rb, qfa, qfb)
@@ -124,9 +124,7 @@ def joint_state(j, jtype, pos, quat, vel, angvel, a, b, local_anchor, local_fram
     if jtype == SPHERICAL:
         return spherical_state(qfa, qfb, wa, wb)
     if jtype >= UNIVERSAL_1:
-        hinges = 2 if jtype <= UNIVERSAL_2 else 3
-        angle, d = gimbal_axis(qfa, qfb, hinges, jtype - (UNIVERSAL_1 if hinges == 2 else GIMBAL_1),
-                               prev_coord)
+        angle, d = gimbal_axis(qfa, qfb, GROUP_HINGES[jtype], GROUP_INDEX[jtype], prev_coord)
         return angle, dot((wb[0] - wa[0], wb[1] - wa[1], wb[2] - wa[2]), d)
     ra = quat_rotate(qa, (local_anchor[j, 0, 0], local_anchor[j, 0, 1], local_anchor[j, 0, 2]))
     rb = quat_rotate(qb, (local_anchor[j, 1, 0], local_anchor[j, 1, 1], local_anchor[j, 1, 2]))

@@ -22,6 +22,7 @@ from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
     GIMBAL_1,
+    GIMBAL_2,
     GIMBAL_3,
     HAS_FRICTION,
     HAS_LIMITS,
@@ -30,6 +31,7 @@ from .joint import (  # noqa: E402
     PRISMATIC,
     REVOLUTE,
     UNIVERSAL_1,
+    UNIVERSAL_2,
 )
 from .message import listing, quoted
 from .model import (  # noqa: E402
@@ -76,7 +78,6 @@ from .shape import (  # noqa: E402
     matrix_quat,
 )
 from .shape import geoms as shape_geoms
-from .shape import matrix_quat as matrix_to_quat
 from .shape import quat_matrix as quat_to_matrix
 from .solver import (  # noqa: E402
     ENERGY_JUMP,
@@ -586,15 +587,19 @@ class World:
         self._invalidate()
         return len(self._joints) - 1
 
-    def _group(self, a, b):
-        """The revolute joints between bodies a and b, in the order they were added."""
-        return [k for k, jn in enumerate(self._joints)
-                if jn.type == REVOLUTE and set(jn.bodies) == {a, b}]
+    def _groups(self):
+        """The revolute joints between each pair of bodies (a frozenset), in the order they
+        were added: two or more compose (gimbal.py)."""
+        pairs: dict = {}
+        for j, jn in enumerate(self._joints):
+            if jn.type == REVOLUTE:
+                pairs.setdefault(frozenset(jn.bodies), []).append(j)
+        return pairs
 
     def _check_group(self, name, a, b, n):
         """Revolute joints between the same two bodies compose (gimbal.py): a second one makes
         a universal joint, a third a gimbal. Refuse what cannot compose."""
-        group = self._group(a, b)
+        group = self._groups().get(frozenset((a, b)), [])
         if not group:
             return
         names = listing([self._joints[k].name for k in group])
@@ -603,12 +608,12 @@ class World:
                  "order, each carried by the ones before it (a universal joint or gimbal)")
         if len(group) == 3:
             raise ValueError(f"{where}; at most three can")
+        R = quat_to_matrix(self._current_body_pose(a)[1])
         for k in group:
             jn = self._joints[k]
             if jn.bodies != (a, b):
                 raise ValueError(f"{where}; list body_a and body_b in the same order as "
                                  f"joint {jn.name!r} does")
-            R = quat_to_matrix(self._current_body_pose(a)[1])
             axis = R @ quat_to_matrix(jn.local_frame[0])[:, 0]
             if abs(float(axis @ n)) > 1e-6:
                 angle = math.degrees(math.acos(max(-1.0, min(1.0, float(axis @ n)))))
@@ -634,11 +639,7 @@ class World:
         frames = np.array([jn.local_frame for jn in self._joints]).reshape(nj, 2, 4)
         anchors = np.zeros((nj, 4, 3))
         anchors[:, :2] = np.array([jn.local_anchor for jn in self._joints]).reshape(nj, 2, 3)
-        pairs: dict = {}
-        for j, jn in enumerate(self._joints):
-            if jn.type == REVOLUTE:
-                pairs.setdefault(frozenset(jn.bodies), []).append(j)
-        for group in pairs.values():
+        for group in self._groups().values():
             if len(group) < 2:
                 continue
             first = UNIVERSAL_1 if len(group) == 2 else GIMBAL_1
@@ -648,7 +649,7 @@ class World:
                 y = own[1] - (own[1] @ x) * x
                 y /= np.linalg.norm(y)
                 z = np.cross(x, y)
-                F = matrix_to_quat(np.column_stack((x, y, z)))
+                F = matrix_quat(np.column_stack((x, y, z)))
                 for place, k in enumerate(group):
                     types[k] = first + place
                     turned = place == 2 and own[2] @ z < 0.0
@@ -1613,9 +1614,9 @@ class World:
             FB = np.einsum("nij,njk->nik", R, F)
             first = (jt == UNIVERSAL_1) | (jt == GIMBAL_1)
             axes[first] = FA[first, :, 0]
-            axes[jt == UNIVERSAL_1 + 1] = FB[jt == UNIVERSAL_1 + 1, :, 1]
+            axes[jt == UNIVERSAL_2] = FB[jt == UNIVERSAL_2, :, 1]
             axes[jt == GIMBAL_3] = FB[jt == GIMBAL_3, :, 2]
-            mid = jt == GIMBAL_1 + 1   # c_2 = c_3 x c_1 / cos q_2
+            mid = jt == GIMBAL_2   # c_2 = c_3 x c_1 / cos q_2
             c2 = np.cross(FB[mid, :, 2], FA[mid, :, 0])
             axes[mid] = c2 / np.maximum(np.linalg.norm(c2, axis=1), 1e-300)[:, None]
         return anchors, axes
