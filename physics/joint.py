@@ -59,8 +59,6 @@ BLOCK_TRANSLATES = np.array([
 ], dtype=np.bool_)
 assert BLOCK_ROWS.shape[1] == MAX_BLOCKS == BLOCK_TRANSLATES.shape[1]
 assert len(GROUP_HINGES) == len(GROUP_INDEX) == len(BLOCK_ROWS) == len(BLOCK_TRANSLATES)
-# types with position blocks that the tree pass does not close (rotations, angle limits)
-HAS_ROTATION_BLOCKS = ((BLOCK_ROWS[:, :4] > 0) & ~BLOCK_TRANSLATES[:, :4]).any(axis=1)
 P, A, G = KIND_POINT, KIND_ANGULAR, KIND_GENERAL
 BLOCK_KIND = np.array([
     [P, A, A, A, A],   # revolute: point lock, axis lock, limits and friction about the axis

@@ -29,10 +29,10 @@ Only this module knows the order of the stages of one step:
                               q <- the torque-free rotation of L over h;  w = I(t + h)^-1 L
                                                                           (002, eq. 10-11)
    11. solve positions        "separate impulses": poses only, velocities untouched. The tree
-                              pass closes point locks exactly by translation (tree.py), then
-                              mass-weighted nonlinear Gauss-Seidel sweeps correct rotations,
-                              angle limits and loop joints, and contact overlap, then the tree
-                              pass again (after step 7 the joints are nearly closed already)
+                              pass closes the tree joints' rotation and point locks exactly
+                              (tree.py), then mass-weighted nonlinear Gauss-Seidel sweeps
+                              correct angle limits, loop joints and contact overlap, then the
+                              tree pass again (after step 7 the joints are nearly closed)
    12. guard                  no shape's centre enters a static plane or box within the step:
                               stopped on the face it would have crossed (ccd.py)
    13. report                 joint coordinate, velocity, friction, stick/slip; the sensors:
@@ -54,6 +54,7 @@ from .constraint import (
     MAX_BLOCKS,
     P_BIAS,
     SLOT_EQ0,
+    SLOT_EQ1,
     SLOT_FRICTION,
     SLOT_LOWER,
     SLOT_UPPER,
@@ -87,7 +88,6 @@ from .joint import (
     BLOCK_ROWS,
     BLOCK_TRANSLATES,
     FIXED,
-    HAS_ROTATION_BLOCKS,
     PRISMATIC,
     SPHERICAL,
     joint_rows,
@@ -1053,8 +1053,9 @@ def keep_island_momentum(model, state, work):
 
 @njit(**STAGE)
 def solve_positions(model, state, work, contacts, settings):
-    """Tree pass, mass-weighted sweeps over what it does not close (then over the contacts'
-    overlap), tree pass again."""
+    """Tree pass, mass-weighted sweeps over what it does not close (violated limits, loop
+    joints, then the contacts' overlap), tree pass again. A joint with only limits left to
+    sweep (a tree joint, a group's later hinge) builds its rows only where one is violated."""
     tree_pass(model, state, work)
     J, C = work.joint_J, work.joint_C
     ima = model.body_inv_mass
@@ -1066,16 +1067,25 @@ def solve_positions(model, state, work, contacts, settings):
         for j in range(model.joint_type.shape[0] if joints_swept else 0):
             jt = model.joint_type[j]
             in_tree = model.joint_child[j] >= 0
-            if in_tree and not HAS_ROTATION_BLOCKS[jt]:
-                continue
+            if in_tree and (BLOCK_TRANSLATES[jt, SLOT_LOWER] or not model.joint_has_limit[j]):
+                continue   # the tree pass closed all it has (tree.py)
             a = model.joint_body[j, 0]
             b = model.joint_body[j, 1]
+            if in_tree or BLOCK_ROWS[jt, SLOT_EQ0] + BLOCK_ROWS[jt, SLOT_EQ1] == 0:
+                # only its limits are left: rows only where one is violated
+                if not model.joint_has_limit[j]:
+                    continue
+                coord, _ = joint_state(j, jt, state.body_pos, state.body_quat, state.body_vel,
+                                       state.body_angvel, a, b, model.joint_local_anchor,
+                                       model.joint_local_frame, state.joint_coord[j])
+                if model.joint_limit[j, 0] <= coord <= model.joint_limit[j, 1]:
+                    continue
             coord = joint_rows(J, C, j, jt, state.body_pos, state.body_quat, a, b,
                                model.joint_local_anchor, model.joint_local_frame,
                                state.joint_coord[j])
             for s in range(SLOT_FRICTION):
                 n = BLOCK_ROWS[jt, s]
-                if n == 0 or (in_tree and BLOCK_TRANSLATES[jt, s]):
+                if n == 0 or (in_tree and (s < SLOT_LOWER or BLOCK_TRANSLATES[jt, s])):
                     continue
                 if s == SLOT_LOWER or s == SLOT_UPPER:
                     if not model.joint_has_limit[j]:

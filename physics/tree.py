@@ -1,21 +1,39 @@
-"""The joint tree and its exact translation pass.
+"""The joint tree and its exact closing pass.
 
-Orientations are integrated exactly from w, and the joint velocities are solved, so what drifts
-between a joint's two anchors after a step is the bodies' centres: x += h v follows a straight
-line where the constrained body moves on a curve. For joints that form a tree rooted at static
-or kinematic bodies the translations that close every point lock are fully determined: each
-child must sit where its parent's anchor puts it. One pass in parent-before-child order closes
-them all exactly, in O(n) (forward kinematics from the current orientations):
+Orientations are integrated exactly from w, and the joint velocities are solved, so what
+drifts most between a joint's two anchors after a step is the bodies' centres: x += h v
+follows a straight line where the constrained body moves on a curve. For joints that form a
+tree rooted at static or kinematic bodies the translations that close every point lock are
+fully determined: each child must sit where its parent's anchor puts it. One pass in
+parent-before-child order closes them all exactly, in O(n) (forward kinematics from the
+current orientations):
 
     point lock:          delta_child = -C (child B) or +C (child A),  C = (xB + rB) - (xA + rA)
                          (a group of hinges: its last anchor, turned by them; gimbal.py)
     prismatic off-axis:  delta_child = -sum_k C_k J_lin_child,k      (rows u_k, orthonormal)
     prismatic limit:     the same along the axis, only while the limit is violated
 
+The rotation locks are closed first, joint by joint in the same order, by turning the child
+about its centre by the least rotation delta that closes them (a body turned carries its L and
+w along, as a position sweep's turn does: constraint.solve_position_block), then its anchor is
+placed. With a = R(qfA) e_x, b = R(qfB) e_x (revolute), c1 = R(qfA) e_x, c2 = R(qfB) e_y
+(a universal joint's first hinge) and turn(u, v) = normalised (1 + u . v, u x v), the least
+rotation taking the unit vector u to v:
+
+    revolute (axis lock):           child B: delta = turn(b, a);   child A: delta = turn(a, b)
+    universal lock c1 . c2 = 0:     child B: delta = turn(c2, c2 - (c1 . c2) c1, normalised)
+                                    child A: delta = turn(c1, c1 - (c1 . c2) c2, normalised)
+    fixed, prismatic (orientation): child B: delta = qfA conj(qfB);  child A: qfB conj(qfA)
+
+and q_child <- delta q_child (delta in world axes). A gimbal and a ball joint lock no rotation.
+After the pass every tree joint's equality rows hold to rounding, so the position sweeps have
+only limits, loop joints and contacts left (solver.solve_positions).
+
 A tree with no static or kinematic body (a floating mechanism) is then shifted back so that
 its mass-weighted centre does not move. Loop-closing joints are left to the mass-weighted
 sweeps.
 """
+import math
 from collections import deque
 
 import numpy as np
@@ -23,8 +41,8 @@ from numba import njit
 
 from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
 from .jit import KERNEL, copy_rows
-from .joint import BLOCK_KIND, PRISMATIC, UNIVERSAL_1, joint_rows
-from .math3 import quat_rotate
+from .joint import BLOCK_KIND, FIXED, PRISMATIC, REVOLUTE, UNIVERSAL_1, joint_rows
+from .math3 import cross, dot, quat_mul, quat_normalized, quat_rotate
 
 
 def build_tree(body_kind, body_mass, joint_body, root_kinds):
@@ -80,8 +98,80 @@ def _shift(pos, i, d0, d1, d2):
 
 
 @njit(**KERNEL)
+def _least_turn(u, v):
+    """The least rotation taking unit u to unit v (identity when they are opposite)."""
+    c = cross(u, v)
+    d = 1.0 + dot(u, v)
+    if d < 1e-12:
+        return (1.0, 0.0, 0.0, 0.0)
+    return quat_normalized((d, c[0], c[1], c[2]))
+
+
+@njit(**KERNEL)
+def _unit(v):
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    return (v[0] / n, v[1] / n, v[2] / n) if n > 0.0 else v
+
+
+@njit(**KERNEL)
+def close_rotation(jt, qfa, qfb, child_b):
+    """delta (world) that turns the child so that joint j's rotation lock holds (identity for
+    types that lock none); see the module's text."""
+    if jt == REVOLUTE:
+        a = quat_rotate(qfa, (1.0, 0.0, 0.0))
+        b = quat_rotate(qfb, (1.0, 0.0, 0.0))
+        return _least_turn(b, a) if child_b else _least_turn(a, b)
+    if jt == UNIVERSAL_1:
+        c1 = quat_rotate(qfa, (1.0, 0.0, 0.0))
+        c2 = quat_rotate(qfb, (0.0, 1.0, 0.0))
+        k = dot(c1, c2)
+        if child_b:
+            return _least_turn(c2, _unit((c2[0] - k * c1[0], c2[1] - k * c1[1],
+                                          c2[2] - k * c1[2])))
+        return _least_turn(c1, _unit((c1[0] - k * c2[0], c1[1] - k * c2[1], c1[2] - k * c2[2])))
+    if jt == FIXED or jt == PRISMATIC:
+        # delta qf_child = qf_parent: delta = qf_parent conj(qf_child), the short way round
+        if child_b:
+            d = quat_mul(qfa, (qfb[0], -qfb[1], -qfb[2], -qfb[3]))
+        else:
+            d = quat_mul(qfb, (qfa[0], -qfa[1], -qfa[2], -qfa[3]))
+        if d[0] < 0.0:
+            d = (-d[0], -d[1], -d[2], -d[3])
+        return quat_normalized(d)
+    return (1.0, 0.0, 0.0, 0.0)
+
+
+@njit(**KERNEL)
+def _turn_child(model, state, j, child_b):
+    """Turn joint j's child by close_rotation, carrying its L and w along."""
+    quat = state.body_quat
+    a = model.joint_body[j, 0]
+    b = model.joint_body[j, 1]
+    f = model.joint_local_frame
+    qfa = quat_mul((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]),
+                   (f[j, 0, 0], f[j, 0, 1], f[j, 0, 2], f[j, 0, 3]))
+    qfb = quat_mul((quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]),
+                   (f[j, 1, 0], f[j, 1, 1], f[j, 1, 2], f[j, 1, 3]))
+    d = close_rotation(model.joint_type[j], qfa, qfb, child_b)
+    if d[1] == 0.0 and d[2] == 0.0 and d[3] == 0.0:
+        return
+    i = b if child_b else a
+    turned = quat_normalized(quat_mul(d, (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])))
+    lt = quat_rotate(d, (state.body_angmom[i, 0], state.body_angmom[i, 1],
+                         state.body_angmom[i, 2]))
+    wt = quat_rotate(d, (state.body_angvel[i, 0], state.body_angvel[i, 1],
+                         state.body_angvel[i, 2]))
+    for q in range(4):
+        quat[i, q] = turned[q]
+    for q in range(3):
+        state.body_angmom[i, q] = lt[q]
+        state.body_angvel[i, q] = wt[q]
+
+
+@njit(**KERNEL)
 def tree_pass(model, state, work):
-    """Close every point lock (and prismatic off-axis / violated limit) of the tree joints."""
+    """Close every rotation lock, point lock (and prismatic off-axis / violated limit) of the
+    tree joints."""
     pos, quat = state.body_pos, state.body_quat
     ngroup = model.group_count[0]
     start = work.body_shift
@@ -94,6 +184,8 @@ def tree_pass(model, state, work):
         b = model.joint_body[j, 1]
         child_b = model.joint_child[j] == 1
         child = b if child_b else a
+        if jt == REVOLUTE or jt == UNIVERSAL_1 or jt == FIXED or jt == PRISMATIC:
+            _turn_child(model, state, j, child_b)
         if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT and jt >= UNIVERSAL_1:
             # a group's last anchor turns with its hinges (gimbal.py): C from its rows
             C = work.joint_C
