@@ -15,10 +15,11 @@ LINK = 0.3
 MASSES = (5.0, 0.05, 5.0, 0.5)   # a light link between heavy ones: Gauss-Seidel is slow there
 
 
-def whip(middle):
+def whip(middle, child_first=False):
     """A chain hung from the world: a hinge about y at the origin, link 0 -> 1 joined by
-    `middle` ("revolute" about x, "universal" about x then z, "fixed" or "prismatic" along x),
-    then hinges about y and x; every link starts turning fast about y and z."""
+    `middle` ("revolute" about x, "universal" about x then z, "fixed" or "prismatic" along x;
+    child_first: listing link 1 as the joint's body A), then hinges about y and x; every link
+    starts turning fast about y and z."""
     w = World(dt=0.01, gravity=(0.0, 0.0, -9.81))
     w.configure(iterations=5, position_iterations=0, tolerance=0.0)
     w.add_body("base", kind="static")
@@ -29,15 +30,14 @@ def whip(middle):
                    angvel=spin, vel=np.cross(spin, c))
     w.add_joint("root", "revolute", "base", "l0", anchor=(0.0, 0.0, 0.0), axis=(0, 1, 0))
     at = (LINK, 0.0, 0.0)
+    pair = ("l1", "l0") if child_first else ("l0", "l1")
     if middle == "universal":
-        w.add_joint("u1", "revolute", "l0", "l1", anchor=at, axis=(1, 0, 0))
-        w.add_joint("u2", "revolute", "l0", "l1", anchor=at, axis=(0, 0, 1))
+        w.add_joint("u1", "revolute", *pair, anchor=at, axis=(1, 0, 0))
+        w.add_joint("u2", "revolute", *pair, anchor=at, axis=(0, 0, 1))
     elif middle == "prismatic":
-        w.add_joint("m", "prismatic", "l0", "l1", anchor=at, axis=(1, 0, 0),
-                    limits=(-0.05, 0.05))
+        w.add_joint("m", "prismatic", *pair, anchor=at, axis=(1, 0, 0), limits=(-0.05, 0.05))
     else:
-        w.add_joint("m", middle, "l0", "l1", anchor=at,
-                    axis=(1, 0, 0))
+        w.add_joint("m", middle, *pair, anchor=at, axis=(1, 0, 0))
     w.add_joint("h2", "revolute", "l1", "l2", anchor=(2 * LINK, 0.0, 0.0), axis=(0, 1, 0))
     w.add_joint("h3", "revolute", "l2", "l3", anchor=(3 * LINK, 0.0, 0.0), axis=(1, 0, 0))
     return w
@@ -59,7 +59,7 @@ def energy(w):
     return total
 
 
-def locks(w, middle, start):
+def locks(w, middle, start, child_first=False):
     """The largest rotation-lock error of the chain's joints (rad), from the bodies' poses."""
     worst = 0.0
     hinges = [("base", "l0", (0, 1, 0)), ("l1", "l2", (0, 1, 0)), ("l2", "l3", (1, 0, 0))]
@@ -71,8 +71,10 @@ def locks(w, middle, start):
         on_b = start[b].T @ np.asarray(axis, float)
         worst = max(worst, np.linalg.norm(np.cross(rot(w, a) @ on_a, rot(w, b) @ on_b)))
     if middle == "universal":
-        c1 = rot(w, "l0") @ (start["l0"].T @ np.array([1.0, 0.0, 0.0]))
-        c2 = rot(w, "l1") @ (start["l1"].T @ np.array([0.0, 0.0, 1.0]))
+        # the first hinge's axis turns with body A, the second's with body B (gimbal.py)
+        a, b = ("l1", "l0") if child_first else ("l0", "l1")
+        c1 = rot(w, a) @ (start[a].T @ np.array([1.0, 0.0, 0.0]))
+        c2 = rot(w, b) @ (start[b].T @ np.array([0.0, 0.0, 1.0]))
         worst = max(worst, abs(c1 @ c2))
     if middle in ("fixed", "prismatic"):
         rel0 = start["l0"].T @ start["l1"]
@@ -80,15 +82,16 @@ def locks(w, middle, start):
     return worst
 
 
+@pytest.mark.parametrize("child_first", [False, True], ids=["parent_as_a", "child_as_a"])
 @pytest.mark.parametrize("middle", ["revolute", "universal", "fixed", "prismatic"])
-def test_the_tree_pass_closes_every_rotation_lock_to_rounding(middle):
-    w = whip(middle)
+def test_the_tree_pass_closes_every_rotation_lock_to_rounding(middle, child_first):
+    w = whip(middle, child_first)
     start = {n: rot(w, n) for n in ("base", "l0", "l1", "l2", "l3")}
     energy0 = energy(w)
     worst = 0.0
     for _ in range(100):
         w.step()
-        worst = max(worst, locks(w, middle, start))
+        worst = max(worst, locks(w, middle, start, child_first))
     assert worst < 1e-12
     # turning a child carries its motion along: no energy from the closing (the solve itself
     # may only lose some)
