@@ -251,15 +251,22 @@ def _move_body(W, j, s, n, lam, col, i, pos, quat, angvel, angmom):
                                   x + 0.5 * (t0 * w + t1 * z - t2 * y),
                                   y + 0.5 * (t1 * w + t2 * x - t0 * z),
                                   z + 0.5 * (t2 * w + t0 * y - t1 * x)))
-        for q in range(4):
-            quat[i, q] = turned[q]
-        # L and w turned with the body by the same (normalised) quaternion
-        d = quat_normalized((1.0, 0.5 * t0, 0.5 * t1, 0.5 * t2))
-        lt = quat_rotate(d, (angmom[i, 0], angmom[i, 1], angmom[i, 2]))
-        wt = quat_rotate(d, (angvel[i, 0], angvel[i, 1], angvel[i, 2]))
-        for q in range(3):
-            angmom[i, q] = lt[q]
-            angvel[i, q] = wt[q]
+        turn_body(i, quat_normalized((1.0, 0.5 * t0, 0.5 * t1, 0.5 * t2)), turned, quat,
+                  angvel, angmom)
+
+
+@njit(**_JIT)
+def turn_body(i, d, turned, quat, angvel, angmom):
+    """A position correction turns body i to the orientation `turned` by the world rotation d
+    (unit quaternion): its L and w turn with it by d, so its motion relative to itself, and
+    its kinetic energy, stay what they were (solve_position_block, tree.tree_pass)."""
+    for q in range(4):
+        quat[i, q] = turned[q]
+    lt = quat_rotate(d, (angmom[i, 0], angmom[i, 1], angmom[i, 2]))
+    wt = quat_rotate(d, (angvel[i, 0], angvel[i, 1], angvel[i, 2]))
+    for q in range(3):
+        angmom[i, q] = lt[q]
+        angvel[i, q] = wt[q]
 
 
 # ---- packed blocks -----------------------------------------------------------------------

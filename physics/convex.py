@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from .jit import ALLOCATING, ENTRY, KERNEL
-from .math3 import cross, dot
+from .math3 import cross, dot, normalized
 from .shape import ELLIPSOID, PLANE, SPHERE
 from .support import core_radius, core_support, support
 
@@ -69,14 +69,6 @@ EPA_TOL = 1e-10          # m
 
 
 # ---------------------------------------------------------------- small helpers
-
-@njit(**_JIT)
-def _normalized(v, fallback):
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    if n > 1e-300:
-        return (v[0] / n, v[1] / n, v[2] / n)
-    return fallback
-
 
 @njit(**_JIT)
 def _tangents(n):
@@ -108,7 +100,7 @@ def _start_normal(guess, d):
     if g2 > 0.25:
         s = 1.0 / math.sqrt(g2)
         return (guess[0] * s, guess[1] * s, guess[2] * s)
-    return _normalized(d, (0.0, 0.0, 1.0))
+    return normalized(d, (0.0, 0.0, 1.0))
 
 
 # ---------------------------------------------------------------- sphere-sphere
@@ -463,13 +455,13 @@ def _grow_simplex(kind_a, size_a, pos_a, rot_a, start_a, count_a,
             dirs = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0),
                     (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
         elif k == 2:
-            e = _normalized(_sub(_vert_w(vert, 1), w0), (1.0, 0.0, 0.0))
+            e = normalized(_sub(_vert_w(vert, 1), w0), (1.0, 0.0, 0.0))
             t1, t2 = _tangents(e)
             dirs = (t1, (-t1[0], -t1[1], -t1[2]), t2, (-t2[0], -t2[1], -t2[2]),
-                    _normalized(_add(t1, t2), t1), _normalized(_sub(t1, t2), t1))
+                    normalized(_add(t1, t2), t1), normalized(_sub(t1, t2), t1))
         else:
             w1, w2 = _vert_w(vert, 1), _vert_w(vert, 2)
-            e = _normalized(cross(_sub(w1, w0), _sub(w2, w0)), (0.0, 0.0, 1.0))
+            e = normalized(cross(_sub(w1, w0), _sub(w2, w0)), (0.0, 0.0, 1.0))
             ne = (-e[0], -e[1], -e[2])
             dirs = (e, ne, e, ne, e, ne)
         added = False
@@ -639,7 +631,7 @@ def _general_contact(kind_a, size_a, pos_a, rot_a, start_a, count_a,
         overlap, v, qa, qb, k, a0, a1, a2, a3, b0, b1, b2, b3 = res
         if not overlap:         # cannot happen beyond round-off: report the GJK distance
             dist = _norm(v)
-            n = _normalized((-v[0], -v[1], -v[2]), n0)
+            n = normalized((-v[0], -v[1], -v[2]), n0)
             _write(out, n, qa, qb)
             return -dist
     vert = np.empty((EPA_MAX_ITER + 4, 6))

@@ -100,6 +100,15 @@ def quat_rotate(q, v):
 
 
 @njit(**_JIT)
+def normalized(v, fallback):
+    """v / |v|, or fallback when |v| is (nearly) zero."""
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n > 1e-300:
+        return (v[0] / n, v[1] / n, v[2] / n)
+    return fallback
+
+
+@njit(**_JIT)
 def quat_normalized(q):
     inv = 1.0 / math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)

@@ -15,8 +15,8 @@ current orientations):
 
 The rotation locks are closed first, joint by joint in the same order, by turning the child
 about its centre by the least rotation delta that closes them (a body turned carries its L and
-w along, as a position sweep's turn does: constraint.solve_position_block), then its anchor is
-placed. With a = R(qfA) e_x, b = R(qfB) e_x (revolute), c1 = R(qfA) e_x, c2 = R(qfB) e_y
+w along, as a position sweep's turn does: constraint.turn_body), then its anchor is placed.
+With a = R(qfA) e_x, b = R(qfB) e_x (revolute), c1 = R(qfA) e_x, c2 = R(qfB) e_y
 (a universal joint's first hinge) and turn(u, v) = normalised (1 + u . v, u x v), the least
 rotation taking the unit vector u to v:
 
@@ -33,16 +33,15 @@ A tree with no static or kinematic body (a floating mechanism) is then shifted b
 its mass-weighted centre does not move. Loop-closing joints are left to the mass-weighted
 sweeps.
 """
-import math
 from collections import deque
 
 import numpy as np
 from numba import njit
 
-from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER
+from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, turn_body
 from .jit import KERNEL, copy_rows
 from .joint import BLOCK_KIND, FIXED, PRISMATIC, REVOLUTE, UNIVERSAL_1, joint_rows
-from .math3 import cross, dot, quat_mul, quat_normalized, quat_rotate
+from .math3 import cross, dot, normalized, quat_mul, quat_normalized, quat_rotate
 
 
 def build_tree(body_kind, body_mass, joint_body, root_kinds):
@@ -108,12 +107,6 @@ def _least_turn(u, v):
 
 
 @njit(**KERNEL)
-def _unit(v):
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    return (v[0] / n, v[1] / n, v[2] / n) if n > 0.0 else v
-
-
-@njit(**KERNEL)
 def close_rotation(jt, qfa, qfb, child_b):
     """delta (world) that turns the child so that joint j's rotation lock holds (identity for
     types that lock none); see the module's text."""
@@ -126,9 +119,10 @@ def close_rotation(jt, qfa, qfb, child_b):
         c2 = quat_rotate(qfb, (0.0, 1.0, 0.0))
         k = dot(c1, c2)
         if child_b:
-            return _least_turn(c2, _unit((c2[0] - k * c1[0], c2[1] - k * c1[1],
-                                          c2[2] - k * c1[2])))
-        return _least_turn(c1, _unit((c1[0] - k * c2[0], c1[1] - k * c2[1], c1[2] - k * c2[2])))
+            return _least_turn(c2, normalized((c2[0] - k * c1[0], c2[1] - k * c1[1],
+                                               c2[2] - k * c1[2]), c2))
+        return _least_turn(c1, normalized((c1[0] - k * c2[0], c1[1] - k * c2[1],
+                                           c1[2] - k * c2[2]), c1))
     if jt == FIXED or jt == PRISMATIC:
         # delta qf_child = qf_parent: delta = qf_parent conj(qf_child), the short way round
         if child_b:
@@ -156,16 +150,8 @@ def _turn_child(model, state, j, child_b):
     if d[1] == 0.0 and d[2] == 0.0 and d[3] == 0.0:
         return
     i = b if child_b else a
-    turned = quat_normalized(quat_mul(d, (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])))
-    lt = quat_rotate(d, (state.body_angmom[i, 0], state.body_angmom[i, 1],
-                         state.body_angmom[i, 2]))
-    wt = quat_rotate(d, (state.body_angvel[i, 0], state.body_angvel[i, 1],
-                         state.body_angvel[i, 2]))
-    for q in range(4):
-        quat[i, q] = turned[q]
-    for q in range(3):
-        state.body_angmom[i, q] = lt[q]
-        state.body_angvel[i, q] = wt[q]
+    turn_body(i, d, quat_normalized(quat_mul(d, (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3]))),
+              quat, state.body_angvel, state.body_angmom)
 
 
 @njit(**KERNEL)
