@@ -168,7 +168,8 @@ def request_speed(send, value):
 
 def request_settings(send, **changes):
     """Configure the world and solver: dt, gravity, iterations, position_iterations,
-    tolerance, budget_ms, warm_start, manifold_reuse (m); numbers are clamped to their range
+    tolerance, budget_ms, warm_start, manifold_reuse (m), articulation ("sweep" or "tree");
+    numbers are clamped to their range
     (physics.settings, what the World accepts), a non-number is refused."""
     settings, notes = {}, []
     for name, value in changes.items():
@@ -176,6 +177,12 @@ def request_settings(send, **changes):
             notes.append(f"unknown setting {name!r}; ignored")
         elif name == "warm_start":
             settings[name] = bool(value)
+        elif SETTINGS[name].kind == "choice":
+            if value in SETTINGS[name].choices:
+                settings[name] = value
+            else:
+                notes.append(f"{name}: {value!r} is not {SETTINGS[name].range_text}; "
+                             "the previous value is kept")
         else:
             v, note = _clamp(value, name)
             if note:
@@ -550,6 +557,14 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
                           f"pair afresh each step, at most {MANIFOLD_REUSE_MAX * 1e3:g} mm")
     if changed:
         changes["manifold_reuse"] = v * 1e-3
+    choices = SETTINGS["articulation"].choices
+    changed, v = imgui.combo("articulation", choices.index(s.get("articulation", choices[0])),
+                             list(choices))
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("sweep: every joint row swept one by one\ntree: each tree of joints "
+                          "one block, solved exactly (physics/articulation.py)")
+    if changed:
+        changes["articulation"] = choices[v]
     if changes:
         _note(state, request_settings(send, **changes))
     stats = _latest(snapshot, "stats")

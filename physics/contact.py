@@ -124,6 +124,8 @@ ContactSet = namedtuple("ContactSet", [
     "man_count",      # (1,) int64 manifolds
     "man_first",      # (cap + 1,) int64 first point of each manifold (and the end)
     "man_rows",       # (cap, PACK_M) the packed anchors (see M_DIR ...)
+    "man_tree",       # (cap,) int64 the manifold's first row in a tree block
+                      #   (articulation.py), -1: swept by solve_contacts
     "approach",       # (cap, 2) Cdot_n at detection, and after this step's forces
     "state",          # (cap,) int64 0 normal, contact_solver.BOUNCED: bounced from apart
     "bounce",         # (cap,) separation the bounce leaves at the end of the step (m)
@@ -163,7 +165,7 @@ def make_contacts(ngeom, cap=64, pcap=64):
         found_pose=np.zeros((cap, 7)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
         tangent=np.zeros((cap, 2, 3)), rows=np.zeros((cap, PACK_N)),
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
-        man_rows=np.zeros((cap, PACK_M)),
+        man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64),
         approach=np.zeros((cap, 2)),
         state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         pairs=np.zeros((pcap, 2), np.int64),

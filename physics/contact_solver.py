@@ -195,6 +195,7 @@ def prepare_contacts(model, state, work, contacts, h):
         _pack_anchor(contacts.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
                      mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
         contacts.man_first[nman] = first
+        contacts.man_tree[nman] = -1   # (articulation.prepare_trees may take it)
         nman += 1
         first = end
     contacts.man_first[nman] = count
@@ -394,7 +395,8 @@ def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, backward):
+def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                   backward):
     """One Gauss-Seidel sweep over the first nman manifolds (contacts.man_first, .body, .rows,
     .man_rows, .impulse, .sliding; body velocities v, w); returns the largest dp^2.  It takes
     arrays, not the named tuples: it runs every iteration, and passing ~80 arrays per call
@@ -409,6 +411,8 @@ def solve_contacts(nman, first, body, rows, man_rows, impulse, sliding, v, w, ba
     worst = 0.0
     for i in range(nman):
         m = nman - 1 - i if backward else i
+        if man_tree[m] >= 0:
+            continue   # a tree block's (articulation.py)
         f0, f1 = first[m], first[m + 1]
         a, b = body[f0, 0], body[f0, 1]
         ima, imb = man_rows[m, M_IMA], man_rows[m, M_IMB]

@@ -83,13 +83,16 @@ def warm_start_dampers(model, state, work, enabled):
 
 @njit(**_JIT)
 def solve_dampers(damper_list, damper_count, joint_type, joint_body, joint_J, damper_w,
-                  damper_k, damper_c, impulse, vel, angvel):
+                  damper_k, damper_c, impulse, vel, angvel, skip, use_skip):
     """One Gauss-Seidel pass over the damped joints' rows; returns the largest dP^2. (Arrays,
     not the model/work tuples: a call that takes those costs a reference count per array in
-    them, and this one runs every iteration.)"""
+    them, and this one runs every iteration.) With use_skip, the joints skip[j] are in a
+    tree's factor (articulation.py) and skipped here."""
     worst = 0.0
     for d in range(damper_count):
         j = damper_list[d]
+        if use_skip and skip[j]:
+            continue
         a, b = joint_body[j, 0], joint_body[j, 1]
         c = damper_c[j]
         for r in range(BLOCK_ROWS[joint_type[j], SLOT_FRICTION]):

@@ -11,6 +11,10 @@ import numpy as np
 from .constraint import MAX_BLOCKS, PACK
 from .coupling import COUPLING_COEFS
 from .motor import MOTOR_COEFS
+from .settings import ARTICULATIONS
+
+ARTICULATION_SWEEP, ARTICULATION_TREE = 0, 1   # Settings.articulation: ARTICULATIONS' indexes
+assert ARTICULATIONS[ARTICULATION_TREE] == "tree"
 
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 # island_acc columns: mass, momentum (3), first moment sum m x (3), angular momentum about the
@@ -54,6 +58,8 @@ Model = namedtuple("Model", [
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
     "tree_order",          # (ntree,) int64 tree joints, every parent before its children
+    "body_tree_child",     # (nbody,) bool: the body is the child of a tree joint (its place
+                           #   follows its parent's: ccd.guard_static leaves it alone)
     "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic
                            #   root), or -1
     "group_count",         # (1,) int64 number of floating trees
@@ -197,6 +203,8 @@ Settings = namedtuple("Settings", [
     "manifold_reuse",        # m: a touching pair whose bodies moved no point of either geom
                              #   further than this since its manifold was found keeps that
                              #   manifold (contact.detect_contacts); 0 = every pair afresh
+    "articulation",          # int: ARTICULATION_SWEEP (a tree's rows swept one by one) or
+                             #   ARTICULATION_TREE (each tree one exact block: articulation.py)
     "max_speed",             # m/s: a dynamic body faster than this ends the step as RUNAWAY
     "max_angular_speed",     # rad/s: likewise for its angular velocity; 0 turns either off
     "max_joint_gap",         # m: a joint's point lock or slider off-axis error beyond this at
@@ -212,12 +220,13 @@ Settings = namedtuple("Settings", [
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
                   manifold_reuse, max_speed, max_angular_speed, max_joint_gap,
-                  max_joint_angle_gap, max_energy_gain, trace=False):
+                  max_joint_angle_gap, max_energy_gain, articulation="sweep", trace=False):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
                     float(tolerance), float(budget_ms) * 1e-3, bool(warm_start),
-                    float(manifold_reuse), float(max_speed), float(max_angular_speed),
+                    float(manifold_reuse), ARTICULATIONS.index(articulation),
+                    float(max_speed), float(max_angular_speed),
                     float(max_joint_gap), float(max_joint_angle_gap), float(max_energy_gain),
                     bool(trace))
 

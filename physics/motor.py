@@ -210,14 +210,15 @@ def warm_start_motors(model, work, vel, angvel, enabled):
 
 @njit(**_JIT)
 def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, motor_w,
-                 motor_impulse, vel, angvel):
+                 motor_impulse, vel, angvel, folded, use_folded):
     """One Gauss-Seidel pass over the motor rows; returns the largest dP^2. A hinge's row has
-    no linear columns (J = [0, -a, 0, a]): they are skipped."""
+    no linear columns (J = [0, -a, 0, a]): they are skipped. With use_folded, the motors
+    folded[m] are in their tree's factor (articulation.py) and skipped here."""
     worst = 0.0
     for m in range(motor_joint.shape[0]):
         coef = motor_coef[m]
         k = coef[K_EFF]
-        if k <= 0.0:
+        if k <= 0.0 or (use_folded and folded[m]):
             continue
         j = motor_joint[m]
         a, b = joint_body[j, 0], joint_body[j, 1]

@@ -39,6 +39,9 @@ import math
 import numbers
 from dataclasses import dataclass
 
+# solver.articulation: how a tree of joints is solved (the kernels take the index)
+ARTICULATIONS = ("sweep", "tree")
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -51,12 +54,15 @@ class Setting:
     unit: str
     default: object
     description: str
+    choices: tuple = ()   # kind "choice": the names it may take (the engine holds the index)
 
     @property
     def range_text(self):
         """The range as people read it, e.g. '[0.0001, 0.1] s'."""
         if self.kind == "bool":
             return "true or false"
+        if self.kind == "choice":
+            return " or ".join(repr(c) for c in self.choices)
         each = " each" if self.kind == "vector" else ""
         unit = f" {self.unit}" if self.unit else ""
         return f"[{_number(self.min)}, {_number(self.max)}]{unit}{each}"
@@ -70,6 +76,10 @@ class Setting:
             if type(value).__name__ == "bool_":  # numpy's bool
                 return bool(value)
             raise self._refused(value)
+        if self.kind == "choice":
+            if isinstance(value, str) and value in self.choices:
+                return value
+            raise self._refused(value, "not one of the choices")
         if self.kind == "vector":
             try:
                 parts = tuple(float(x) for x in value)
@@ -94,6 +104,8 @@ class Setting:
 
     def clamp(self, value):
         """(value within the range, whether it was changed); ValueError for a non-number."""
+        if self.kind == "choice":
+            return self.check(value), False
         if self.kind == "vector":
             try:
                 parts = [float(x) for x in value]
@@ -124,8 +136,8 @@ def _number(x):
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
-def _setting(name, kind, lo, hi, unit, default, description):
-    return name, Setting(name, kind, lo, hi, unit, default, description)
+def _setting(name, kind, lo, hi, unit, default, description, choices=()):
+    return name, Setting(name, kind, lo, hi, unit, default, description, tuple(choices))
 
 
 SETTINGS = dict([
@@ -145,6 +157,9 @@ SETTINGS = dict([
              "start each step from the last step's impulses"),
     _setting("manifold_reuse", "float", 0.0, 0.0025, "m", 2e-4,
              "a touching pair that moved less keeps its contact points, 0 = off"),
+    _setting("articulation", "choice", 0, 1, "", "sweep",
+             "a jointed tree's rows: swept row by row, or one exact block (tree)",
+             choices=ARTICULATIONS),
     _setting("max_speed", "float", 0.0, 1e10, "m/s", 1e4,
              "a dynamic body faster than this stops the run as a blow-up, 0 = off"),
     _setting("max_angular_speed", "float", 0.0, 1e10, "rad/s", 1e5,
@@ -168,8 +183,9 @@ SETTINGS = dict([
 ])
 # The settings World.configure takes, in the order World(...) lists them.
 WORLD_SETTINGS = ("dt", "gravity", "iterations", "position_iterations", "tolerance",
-                  "budget_ms", "warm_start", "manifold_reuse", "max_speed", "max_angular_speed",
-                  "max_joint_gap", "max_joint_angle_gap", "max_energy_gain")
+                  "budget_ms", "warm_start", "manifold_reuse", "articulation", "max_speed",
+                  "max_angular_speed", "max_joint_gap", "max_joint_angle_gap",
+                  "max_energy_gain")
 
 
 def check(name, value):

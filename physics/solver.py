@@ -44,6 +44,16 @@ import math
 
 from numba import njit
 
+from .articulation import (
+    MAX_REFACTOR,
+    ST_LAST,
+    ST_REFACTOR,
+    finish_trees,
+    outer_rows,
+    prepare_trees,
+    refactor_trees,
+    solve_trees,
+)
 from .ccd import guard_static
 from .clock import monotonic_seconds
 from .constraint import (
@@ -111,6 +121,7 @@ from .model import (
     ACC_MASS,
     ACC_MX,
     ACC_P,
+    ARTICULATION_TREE,
     DYNAMIC,
     REACTION,
     REC_COORD,
@@ -824,8 +835,10 @@ def warm_start(model, state, work, settings):
 
 
 @njit(**STAGE)
-def solve_velocities(model, state, work, contacts, settings):
-    """Sequential impulses; records iterations done, final residual max |dp| and seconds."""
+def solve_velocities(model, state, work, contacts, trees, settings):
+    """Sequential impulses; records iterations done, final residual max |dp| and seconds.
+    With settings.articulation == ARTICULATION_TREE each tree is one block of the loop,
+    solved exactly (articulation.py); the rows it takes are skipped by the sweeps here."""
     h = settings.dt
     tol2 = settings.tolerance * settings.tolerance
     start = monotonic_seconds()
@@ -836,11 +849,27 @@ def solve_velocities(model, state, work, contacts, settings):
     p = state.joint_impulse
     pk, data = work.block_impulse, work.block_data
     vel, angvel, friction = state.body_vel, state.body_angvel, model.joint_friction
+    tree = False
+    refactors = 0
+    if settings.articulation == ARTICULATION_TREE and trees.comp_root.shape[0] > 0:
+        tree = prepare_trees(model, state, work, contacts, trees, settings)
+    skip_joint = trees.joint_skip
+    # the outer loop has rows of its own: blocks, motors, dampers, couplings or manifolds that
+    # no tree took (without them, one exact pass of the trees is the solve)
+    outer = not tree or outer_rows(model, work, contacts, trees)
+    deadline = start + settings.budget_s if settings.budget_s > 0.0 else 0.0
     for it in range(settings.iterations):
         worst = 0.0
+        if tree:
+            dp2 = solve_trees(trees, model.joint_child, model.joint_body, model.body_kind, vel,
+                              angvel, tol2, settings.iterations, deadline)
+            if dp2 > worst:
+                worst = dp2
         for k in range(work.block_count[0]):
             j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
                                    blocks[k, 4], blocks[k, 5])
+            if tree and skip_joint[j]:
+                continue
             if kind == KIND_POINT:
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             else:
@@ -857,13 +886,14 @@ def solve_velocities(model, state, work, contacts, settings):
         if model.motor_joint.shape[0] > 0:
             dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
                                work.motor_coef, work.motor_row, work.motor_w,
-                               work.motor_impulse, vel, angvel)
+                               work.motor_impulse, vel, angvel, trees.motor_folded, tree)
             if dp2 > worst:
                 worst = dp2
         if work.damper_count[0] > 0:
             dp2 = solve_dampers(work.damper_list, work.damper_count[0], model.joint_type,
                                 model.joint_body, J, work.damper_w, work.damper_k,
-                                work.damper_c, state.joint_damper_impulse, vel, angvel)
+                                work.damper_c, state.joint_damper_impulse, vel, angvel,
+                                skip_joint, tree)
             if dp2 > worst:
                 worst = dp2
         if model.coupling_joint.shape[0] > 0:
@@ -874,15 +904,30 @@ def solve_velocities(model, state, work, contacts, settings):
         if contacts is not None:
             if contacts.count[0] > 0:
                 dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
-                                     contacts.rows, contacts.man_rows, contacts.impulse,
-                                     contacts.sliding, vel, angvel, it % 2 == 1)
+                                     contacts.rows, contacts.man_rows, contacts.man_tree,
+                                     contacts.impulse, contacts.sliding, vel, angvel,
+                                     it % 2 == 1)
                 if dp2 > worst:
                     worst = dp2
         done = it + 1
-        if worst <= tol2:
+        converged = worst <= tol2 or not outer
+        if tree and (converged or it + 1 == settings.iterations):
+            # a motor the trees' solve left beyond a limit is swept from here on: refactor
+            if finish_trees(model, state, work, contacts, trees) and refactors < MAX_REFACTOR:
+                refactors += 1
+                tree = refactor_trees(model, state, work, contacts, trees, settings)
+                outer = True
+                continue
+        if converged:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
+            if tree:
+                finish_trees(model, state, work, contacts, trees)
             break
+    if tree:
+        trees.stats[ST_REFACTOR] = refactors
+        if not outer:   # one exact pass: what is left is the trees' last PGS sweep
+            worst = trees.stats[ST_LAST]
     if contacts is not None:
         if contacts.count[0] > 0:
             spread_sliding(contacts)
@@ -1282,7 +1327,7 @@ def trace_motors(joint_body, motor_joint, current, speed, torque, stats, stage):
 
 
 @njit(**_JIT)
-def step(model, state, work, contacts, settings):
+def step(model, state, work, contacts, trees, settings):
     """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
     non-finite), RUNAWAY (a dynamic body beyond the speed bounds: finite, but no real
     system's; solver_stats[4] names it), JOINT_GAP (a joint was open beyond max_joint_gap or
@@ -1342,7 +1387,7 @@ def step(model, state, work, contacts, settings):
         trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
                      state.body_angvel, state.body_angmom, state.solver_stats,
                      TRACE_WARM_START, settings)
-    solve_velocities(model, state, work, contacts, settings)
+    solve_velocities(model, state, work, contacts, trees, settings)
     if trace:
         trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
                      state.body_angvel, state.body_angmom, state.solver_stats,
@@ -1387,7 +1432,7 @@ def step(model, state, work, contacts, settings):
 
 
 @njit(**ENTRY)   # (called from Python: jit.py)
-def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_joint, rec_stats,
+def step_many(model, state, work, contacts, trees, settings, nsteps, rec_time, rec_joint, rec_stats,
               rec_pos, rec_quat, rec_contact, contact_bodies):
     """Run up to nsteps steps in one call; record each step into the arrays whose first
     dimension is at least nsteps (pass a zero-length first dimension to skip one):
@@ -1401,7 +1446,7 @@ def step_many(model, state, work, contacts, settings, nsteps, rec_time, rec_join
     (JOINT_GAP) or energy came from nothing (ENERGY_JUMP) -- those three steps done and
     recorded -- or the contact arrays must grow (OVERFLOW, that step not done)."""
     for k in range(nsteps):
-        status = step(model, state, work, contacts, settings)
+        status = step(model, state, work, contacts, trees, settings)
         if status == OVERFLOW:
             return k, status
         if rec_time.shape[0] > k:

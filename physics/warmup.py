@@ -92,7 +92,8 @@ def step_signature(world):
     from .world import _empty_records
 
     model, state, work = world._ready()
-    args = (model, state, work, world._contacts, world._settings, 0, *_empty_records(state))
+    args = (model, state, work, world._contacts, world._trees, world._settings, 0,
+            *_empty_records(state))
     return tuple(numba.typeof(a) for a in args)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .articulation import make_trees
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
@@ -400,12 +401,14 @@ class World:
                  max_angular_speed=SETTINGS["max_angular_speed"].default,
                  max_joint_gap=SETTINGS["max_joint_gap"].default,
                  max_joint_angle_gap=SETTINGS["max_joint_angle_gap"].default,
-                 max_energy_gain=SETTINGS["max_energy_gain"].default):
+                 max_energy_gain=SETTINGS["max_energy_gain"].default,
+                 articulation=SETTINGS["articulation"].default):
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
         self._loads = []
         self._model = self._state = self._work = None
+        self._trees = None   # the trees' blocks (articulation.py), built with the model
         self._contacts = None
         self._carry = None       # the running state a rebuild continues from
         self._settings = None
@@ -417,14 +420,15 @@ class World:
                        budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse,
                        max_speed=max_speed, max_angular_speed=max_angular_speed,
                        max_joint_gap=max_joint_gap, max_joint_angle_gap=max_joint_angle_gap,
-                       max_energy_gain=max_energy_gain)
+                       max_energy_gain=max_energy_gain, articulation=articulation)
         self.source = None
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
-        tolerance, budget_ms, warm_start, manifold_reuse, max_speed, max_angular_speed,
-        max_joint_gap, max_joint_angle_gap, max_energy_gain); takes effect at the next step.
+        tolerance, budget_ms, warm_start, manifold_reuse, articulation, max_speed,
+        max_angular_speed, max_joint_gap, max_joint_angle_gap, max_energy_gain); takes effect
+        at the next step.
         The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
         name) raises ValueError naming the setting, the value and the range, and nothing
         changes then."""
@@ -892,7 +896,8 @@ class World:
             joint_damping=np.array([j.damping for j in J], float).reshape(nj),
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
-            joint_child=None, tree_order=None, body_group=None, group_count=None,
+            joint_child=None, tree_order=None, body_tree_child=None, body_group=None,
+            group_count=None,
             body_island=None, island_driven=None, island_floating=None,
             **self._geoms(kind),
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
@@ -907,8 +912,12 @@ class World:
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
         body_island, island_driven, island_floating, islands = build_islands(
             kind, [j.bodies for j in J], DYNAMIC, KIND_KINEMATIC)
+        tree_child = np.zeros(nb, np.bool_)
+        for j in tree_order:
+            tree_child[J[j].bodies[1] if joint_child[j] == 1 else J[j].bodies[0]] = True
         self._model = self._model._replace(
-            joint_child=joint_child, tree_order=tree_order, body_group=body_group,
+            joint_child=joint_child, tree_order=tree_order, body_tree_child=tree_child,
+            body_group=body_group,
             group_count=np.array([groups], np.int64), body_island=body_island,
             island_driven=island_driven, island_floating=island_floating)
         old = self._carry
@@ -952,6 +961,8 @@ class World:
         self._state = s
         self._work = make_work(nb, nj, groups, islands, nm,
                                self._model.coupling_joint.shape[0])
+        self._trees = make_trees(joint_type, self._model.joint_body, joint_child, tree_order,
+                                 kind, nm)
         # a world where nothing can touch steps a kernel compiled without the contact stages
         # (solver.step prunes them when contacts is None): half the compile, none of the cost
         m = self._model
@@ -1122,7 +1133,7 @@ class World:
         done, status = 0, OVERFLOW
         while status == OVERFLOW:
             try:
-                k, status = step_many(model, state, work, self._contacts, settings,
+                k, status = step_many(model, state, work, self._contacts, self._trees, settings,
                                       n - done, *_records_part(rec, done, n))
             except ZeroDivisionError:
                 # (nopython code raises this where a state already out of range, say a speed

@@ -182,6 +182,7 @@ def build_world(
             budget_ms=solver.budget_ms,
             warm_start=solver.warm_start,
             manifold_reuse=solver.manifold_reuse,
+            articulation=solver.articulation,
             max_speed=world_spec.max_speed,
             max_angular_speed=world_spec.max_angular_speed,
             max_joint_gap=world_spec.max_joint_gap,

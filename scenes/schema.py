@@ -31,6 +31,9 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     manifold_reuse = 0.0002          # m: a touching pair whose bodies moved no point
                                      # further than this since its contact points were found
                                      # keeps them (0 = every pair afresh each step)
+    articulation = "sweep"           # a jointed tree's rows: "sweep" (row by row, with the
+                                     # rest) or "tree" (each tree one block solved exactly,
+                                     # physics/articulation.py)
 
     [[bodies]]
     name = "door"                    # required, unique, not "world" (the fixed world body)
@@ -419,6 +422,7 @@ class SolverSpec(_Spec):
     budget_ms: _ranged("budget_ms") = SETTINGS["budget_ms"].default
     warm_start: StrictBool = SETTINGS["warm_start"].default
     manifold_reuse: _ranged("manifold_reuse") = SETTINGS["manifold_reuse"].default
+    articulation: Literal[SETTINGS["articulation"].choices] = SETTINGS["articulation"].default
 
 
 class BodySpec(_Spec):
