@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from sharnir.app.snapshot import JOINT_CHANNELS, REACTION_CHANNELS, csv_columns, csv_header
+from sharnir.physics.joint import JOINT_TYPE_INFO
 from sharnir.physics.message import shortened
 from sharnir.scenes import (
     SCENE_DIR,
@@ -574,7 +575,7 @@ def _format_summary(s):
 
 
 def _joint_cells(j):
-    if j["type"] == "fixed":
+    if JOINT_TYPE_INFO[j["type"]].dofs == 0:   # no free motion (physics.joint.JOINT_TABLE)
         return "welded", "", "", ""
     state = "sliding" if j["sliding"] else "stuck"
     if j["coordinate_name"] == "position":

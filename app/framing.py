@@ -8,6 +8,7 @@ sideways shift and that part's aspect.  Nothing here runs per frame.
 """
 import numpy as np
 
+from sharnir.physics.joint import JOINT_TYPE_INFO
 from sharnir.render.instances import scene_bounds
 
 HANG_MIN_GRAVITY = 1e-9   # m/s^2: below this nothing hangs
@@ -66,13 +67,14 @@ def hanging_bounds(snap, joint_bodies, body_fixed):
             members.setdefault(find(body), []).append(body)
     lo, hi = [], []
     for j, ((a, b), kind) in enumerate(zip(joint_bodies, types)):
-        if body_fixed[a] == body_fixed[b] or kind not in ("spherical", "revolute"):
+        turns = JOINT_TYPE_INFO[kind]   # a hinge or a ball joint: free motion, all rotation
+        if body_fixed[a] == body_fixed[b] or turns.dofs == 0 or turns.linear:
             continue
         p0 = np.asarray(snap.joint_anchor[j], dtype=float)
         corners = _corners(snap, members[find(b if body_fixed[a] else a)]) - p0   # (8 k, 3)
         if not len(corners):
             continue
-        if kind == "revolute":
+        if turns.dofs == 1:   # a hinge: about its axis
             n = np.asarray(snap.joint_axis[j], dtype=float)
         else:  # a ball joint: the part falls in the vertical plane through it
             n = np.cross(down, corners.mean(axis=0))

@@ -26,9 +26,14 @@ coordinates (the world's joint_coord convention) for position controllers to go 
 """
 import numpy as np
 
-from .joint import PRISMATIC, REVOLUTE
+from .joint import JOINT_TYPE_INFO, scene_types_with
 
 MAX_REACH = 0.1   # m (or rad of orientation error): the longest error one step aims at
+
+
+def _one_dof(joint_type):
+    """IK drives a joint of one coordinate (joint.JOINT_TABLE), about or along its axis."""
+    return joint_type.dofs == 1
 
 
 def joint_chain(world, base, end):
@@ -105,10 +110,10 @@ class ArmIK:
         if not self.joints:
             raise ValueError("IK needs at least one joint")
         types = world.joint_types
-        for j in self.joints:
-            if types[j] not in ("revolute", "prismatic"):
-                raise ValueError(f"joint {names[j]!r} is {types[j]}: IK drives revolute and "
-                                 "prismatic joints")
+        for j in self.joints:   # one coordinate, about or along the axis joint_frames_world has
+            if JOINT_TYPE_INFO[types[j]].dofs != 1:
+                raise ValueError(f"joint {names[j]!r} is {types[j]}: IK drives "
+                                 f"{scene_types_with(_one_dof)} joints")
         self.end = (world.body_names.index(end_body) if isinstance(end_body, str)
                     else int(end_body))
         self.point = np.asarray(point, float).reshape(3)
@@ -119,8 +124,7 @@ class ArmIK:
         # which side of each joint the end is on: +1 when body B is downstream
         pairs = world.joint_bodies
         self.sign = np.ones(len(self.joints))
-        self.kind = np.array([REVOLUTE if types[j] == "revolute" else PRISMATIC
-                              for j in self.joints])
+        self.linear = np.array([JOINT_TYPE_INFO[types[j]].linear for j in self.joints])
         body = self.end
         for k in range(len(self.joints) - 1, -1, -1):
             a, b = pairs[self.joints[k]]
@@ -175,7 +179,7 @@ class ArmIK:
                 break
             Jm = np.zeros((rows, n))
             for k in range(n):
-                if self.kind[k] == REVOLUTE:
+                if not self.linear[k]:
                     Jm[:3, k] = self.sign[k] * np.cross(u[k], p - a[k])
                     if self.orientation:
                         Jm[3:, k] = self.sign[k] * u[k]
@@ -193,7 +197,7 @@ class ArmIK:
             for k in range(n):
                 if dq[k] == 0.0:
                     continue
-                if self.kind[k] == REVOLUTE:
+                if not self.linear[k]:
                     R = _rotation(u[k], self.sign[k] * dq[k])
                     a[k + 1:] = (a[k + 1:] - a[k]) @ R.T + a[k]
                     u[k + 1:] = u[k + 1:] @ R.T

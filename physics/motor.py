@@ -72,7 +72,7 @@ from numba import njit
 
 from .constraint import apply_row, row_map, row_rate
 from .jit import KERNEL
-from .joint import PRISMATIC
+from .joint import COORD_LINEAR
 
 _JIT = KERNEL
 # motor_param columns
@@ -223,7 +223,7 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
         j = motor_joint[m]
         a, b = joint_body[j, 0], joint_body[j, 1]
         row, w = motor_row[m], motor_w[m]
-        hinge = joint_type[j] != PRISMATIC   # a revolute joint, alone or in a group
+        hinge = not COORD_LINEAR[joint_type[j]]   # an angle: a revolute joint, alone or in a group
         if hinge:
             rate = ((row[3] * angvel[a, 0] + row[4] * angvel[a, 1])
                     + (row[5] * angvel[a, 2] + row[9] * angvel[b, 0])) + (

@@ -97,8 +97,8 @@ from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
     BLOCK_TRANSLATES,
-    FIXED,
-    PRISMATIC,
+    COORD_LINEAR,
+    DOFS,
     SPHERICAL,
     joint_rows,
     joint_state,
@@ -1179,8 +1179,8 @@ def report_joints(model, state, work, settings):
         state.joint_vel[j] = speed
         n = work.joint_rows[j, SLOT_FRICTION]
         p = state.joint_impulse[j, SLOT_FRICTION]
-        # friction on body B: the B columns of J^T p (force for prismatic, torque otherwise)
-        col = 6 if jt == PRISMATIC else 9
+        # friction on body B: the B columns of J^T p (a force along a length, else a torque)
+        col = 6 if COORD_LINEAR[jt] else 9
         for q in range(3):
             f = 0.0
             for r in range(n):
@@ -1193,7 +1193,7 @@ def report_joints(model, state, work, settings):
         if n > 0:
             state.joint_sliding[j] = work.joint_clamped[j, SLOT_FRICTION]
         else:
-            state.joint_sliding[j] = jt != FIXED and abs(speed) > 1e-9
+            state.joint_sliding[j] = DOFS[jt] > 0 and abs(speed) > 1e-9
 
 
 @njit(**_JIT)

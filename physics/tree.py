@@ -20,12 +20,16 @@ With a = R(qfA) e_x, b = R(qfB) e_x (revolute), c1 = R(qfA) e_x, c2 = R(qfB) e_y
 (a universal joint's first hinge) and turn(u, v) = normalised (1 + u . v, u x v), the least
 rotation taking the unit vector u to v:
 
-    revolute (axis lock):           child B: delta = turn(b, a);   child A: delta = turn(a, b)
+    axis lock (revolute):           child B: delta = turn(b, a);   child A: delta = turn(a, b)
     universal lock c1 . c2 = 0:     child B: delta = turn(c2, c2 - (c1 . c2) c1, normalised)
                                     child A: delta = turn(c1, c1 - (c1 . c2) c2, normalised)
-    fixed, prismatic (orientation): child B: delta = qfA conj(qfB);  child A: qfB conj(qfA)
+    orientation (fixed, prismatic): child B: delta = qfA conj(qfB);  child A: qfB conj(qfA)
 
 and q_child <- delta q_child (delta in world axes). A gimbal and a ball joint lock no rotation.
+The pass goes by the locks a joint's type has (joint.LOCKS: joint.ROTATION_LOCK, and
+joint.BLOCK_LOCK's point lock in slot EQ0 or off-axis lock in slot EQ1), not by the type; a
+type whose equality slots hold another lock needs its closing here, since the position sweeps
+leave a tree joint's equality rows to this pass (tests/test_physics_joint_table.py checks).
 After the pass every tree joint's equality rows hold to rounding, so the position sweeps have
 only limits, loop joints and contacts left (solver.solve_positions).
 
@@ -38,9 +42,20 @@ from collections import deque
 import numpy as np
 from numba import njit
 
-from .constraint import KIND_POINT, SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, turn_body
+from .constraint import SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, turn_body
 from .jit import KERNEL, copy_rows
-from .joint import BLOCK_KIND, FIXED, PRISMATIC, REVOLUTE, UNIVERSAL_1, joint_rows
+from .joint import (
+    BLOCK_LOCK,
+    LOCK_AXIS,
+    LOCK_GROUP_POINT,
+    LOCK_NONE,
+    LOCK_OFF_AXIS,
+    LOCK_ORIENTATION,
+    LOCK_POINT,
+    LOCK_UNIVERSAL,
+    ROTATION_LOCK,
+    joint_rows,
+)
 from .math3 import cross, dot, normalized, quat_mul, quat_normalized, quat_rotate
 
 
@@ -107,14 +122,14 @@ def _least_turn(u, v):
 
 
 @njit(**KERNEL)
-def close_rotation(jt, qfa, qfb, child_b):
-    """delta (world) that turns the child so that joint j's rotation lock holds (identity for
-    types that lock none); see the module's text."""
-    if jt == REVOLUTE:
+def close_rotation(lock, qfa, qfb, child_b):
+    """delta (world) that turns the child so that joint j's rotation lock `lock`
+    (joint.ROTATION_LOCK) holds (identity for LOCK_NONE); see the module's text."""
+    if lock == LOCK_AXIS:
         a = quat_rotate(qfa, (1.0, 0.0, 0.0))
         b = quat_rotate(qfb, (1.0, 0.0, 0.0))
         return _least_turn(b, a) if child_b else _least_turn(a, b)
-    if jt == UNIVERSAL_1:
+    if lock == LOCK_UNIVERSAL:
         c1 = quat_rotate(qfa, (1.0, 0.0, 0.0))
         c2 = quat_rotate(qfb, (0.0, 1.0, 0.0))
         k = dot(c1, c2)
@@ -123,7 +138,7 @@ def close_rotation(jt, qfa, qfb, child_b):
                                                c2[2] - k * c1[2]), c2))
         return _least_turn(c1, normalized((c1[0] - k * c2[0], c1[1] - k * c2[1],
                                            c1[2] - k * c2[2]), c1))
-    if jt == FIXED or jt == PRISMATIC:
+    if lock == LOCK_ORIENTATION:
         # delta qf_child = qf_parent: delta = qf_parent conj(qf_child), the short way round
         if child_b:
             d = quat_mul(qfa, (qfb[0], -qfb[1], -qfb[2], -qfb[3]))
@@ -146,7 +161,7 @@ def _turn_child(model, state, j, child_b):
                    (f[j, 0, 0], f[j, 0, 1], f[j, 0, 2], f[j, 0, 3]))
     qfb = quat_mul((quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]),
                    (f[j, 1, 0], f[j, 1, 1], f[j, 1, 2], f[j, 1, 3]))
-    d = close_rotation(model.joint_type[j], qfa, qfb, child_b)
+    d = close_rotation(ROTATION_LOCK[model.joint_type[j]], qfa, qfb, child_b)
     if d[1] == 0.0 and d[2] == 0.0 and d[3] == 0.0:
         return
     i = b if child_b else a
@@ -170,9 +185,9 @@ def tree_pass(model, state, work):
         b = model.joint_body[j, 1]
         child_b = model.joint_child[j] == 1
         child = b if child_b else a
-        if jt == REVOLUTE or jt == UNIVERSAL_1 or jt == FIXED or jt == PRISMATIC:
+        if ROTATION_LOCK[jt] != LOCK_NONE:
             _turn_child(model, state, j, child_b)
-        if BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT and jt >= UNIVERSAL_1:
+        if BLOCK_LOCK[jt, SLOT_EQ0] == LOCK_GROUP_POINT:
             # a group's last anchor turns with its hinges (gimbal.py): C from its rows
             C = work.joint_C
             joint_rows(work.joint_J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
@@ -180,7 +195,7 @@ def tree_pass(model, state, work):
             sign = -1.0 if child_b else 1.0
             _shift(pos, child, sign * C[j, SLOT_EQ0, 0], sign * C[j, SLOT_EQ0, 1],
                    sign * C[j, SLOT_EQ0, 2])
-        elif BLOCK_KIND[jt, SLOT_EQ0] == KIND_POINT:
+        elif BLOCK_LOCK[jt, SLOT_EQ0] == LOCK_POINT:
             ra = quat_rotate((quat[a, 0], quat[a, 1], quat[a, 2], quat[a, 3]),
                              (model.joint_local_anchor[j, 0, 0], model.joint_local_anchor[j, 0, 1],
                               model.joint_local_anchor[j, 0, 2]))
@@ -192,7 +207,7 @@ def tree_pass(model, state, work):
             c2 = pos[b, 2] + rb[2] - pos[a, 2] - ra[2]
             sign = -1.0 if child_b else 1.0
             _shift(pos, child, sign * c0, sign * c1, sign * c2)
-        elif jt == PRISMATIC:
+        elif BLOCK_LOCK[jt, SLOT_EQ1] == LOCK_OFF_AXIS:
             J, C = work.joint_J, work.joint_C
             coord = joint_rows(J, C, j, jt, pos, quat, a, b, model.joint_local_anchor,
                                model.joint_local_frame, state.joint_coord[j])

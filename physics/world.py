@@ -22,17 +22,17 @@ from .articulation import make_trees
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
-    GIMBAL_1,
-    GIMBAL_2,
-    GIMBAL_3,
-    HAS_FRICTION,
+    GROUP_HINGES,
+    GROUP_INDEX,
+    GROUP_TYPE,
+    HAS_COUPLING,
     HAS_LIMITS,
+    HAS_MOTOR,
+    JOINT_TABLE,
     JOINT_TYPE_NAMES,
     JOINT_TYPES,
-    PRISMATIC,
     REVOLUTE,
-    UNIVERSAL_1,
-    UNIVERSAL_2,
+    scene_types_with,
 )
 from .message import listing, quoted
 from .model import (  # noqa: E402
@@ -567,7 +567,7 @@ class World:
                 checked[key] = SETTINGS[key].check(value)
             except ValueError as exc:
                 raise ValueError(f"joint {name!r}: {exc}") from None
-            if checked[key] > 0 and not HAS_FRICTION[jt]:
+            if checked[key] > 0 and not getattr(JOINT_TABLE[jt], key):
                 raise ValueError(f"joint {name!r}: a {type} joint has no free motion to {verb}")
         friction, damping = checked["friction"], checked["damping"]
         if limits is not None:
@@ -646,7 +646,6 @@ class World:
         for group in self._groups().values():
             if len(group) < 2:
                 continue
-            first = UNIVERSAL_1 if len(group) == 2 else GIMBAL_1
             for side in range(2):
                 own = [quat_to_matrix(self._joints[k].local_frame[side])[:, 0] for k in group]
                 x = own[0]
@@ -655,7 +654,7 @@ class World:
                 z = np.cross(x, y)
                 F = matrix_quat(np.column_stack((x, y, z)))
                 for place, k in enumerate(group):
-                    types[k] = first + place
+                    types[k] = GROUP_TYPE[len(group), place]
                     turned = place == 2 and own[2] @ z < 0.0
                     frames[k, side] = _quat_mul(F, (0.0, 0.0, 1.0, 0.0)) if turned else F
                 if side == 0:   # the anchors' offsets, in the group frame at q = 0
@@ -670,10 +669,9 @@ class World:
         """Put a DCMotor on a revolute or prismatic joint (one per joint), with its supply
         voltage (V, within the motor's voltage_limit)."""
         j = self._joint_index(joint)
-        jt = self._joints[j].type
-        if jt not in (REVOLUTE, PRISMATIC):
-            raise ValueError(f"joint {self._joints[j].name!r}: only revolute and prismatic "
-                             "joints take a motor")
+        if not HAS_MOTOR[self._joints[j].type]:
+            raise ValueError(f"joint {self._joints[j].name!r}: only "
+                             f"{scene_types_with('motor')} joints take a motor")
         if not isinstance(motor, DCMotor):
             raise ValueError(f"joint {self._joints[j].name!r}: the motor must be a DCMotor "
                              f"(got {type(motor).__name__})")
@@ -693,9 +691,9 @@ class World:
         if j == lead:
             raise ValueError(f"{where}: a joint cannot follow itself")
         for k in (j, lead):
-            if self._joints[k].type not in (REVOLUTE, PRISMATIC):
-                raise ValueError(f"joint {self._joints[k].name!r}: only revolute and "
-                                 "prismatic joints can be coupled")
+            if not HAS_COUPLING[self._joints[k].type]:
+                raise ValueError(f"joint {self._joints[k].name!r}: only "
+                                 f"{scene_types_with('coupling')} joints can be coupled")
         m, o = float(multiplier), float(offset)
         if not (math.isfinite(m) and math.isfinite(o)):
             raise ValueError(f"{where}: multiplier and offset must be finite (got {m}, {o})")
@@ -1346,8 +1344,9 @@ class World:
             v = SETTINGS[name].check(value)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        if v > 0 and not HAS_FRICTION[self._joints[j].type]:
-            raise ValueError(f"{where}: a fixed joint has no {name}")
+        jt = self._joints[j].type
+        if v > 0 and not getattr(JOINT_TABLE[jt], name):   # its friction or damping column
+            raise ValueError(f"{where}: a {JOINT_TYPE_NAMES[jt]} joint has no {name}")
         setattr(self._joints[j], name, v)
         if self._model is not None:
             getattr(self._model, field)[j] = v
@@ -1496,8 +1495,8 @@ class World:
         return [JOINT_TYPE_NAMES[j.type] for j in self._joints]
 
     def joint_coord_name(self, joint):
-        """'position' for prismatic joints, else 'angle'."""
-        return "position" if self._joints[self._joint_index(joint)].type == PRISMATIC else "angle"
+        """'position' for prismatic joints, else 'angle' (joint.JOINT_TABLE's coordinate)."""
+        return JOINT_TABLE[self._joints[self._joint_index(joint)].type].coordinate[0]
 
     def _read(self, name):
         _, state, _ = self._ready()
@@ -1617,17 +1616,18 @@ class World:
         anchors[:] = state.body_pos[b] + np.einsum("nij,nj->ni", R, model.joint_local_anchor[:, 1])
         F = _rotations(model.joint_local_frame[:, 1])
         axes[:] = np.einsum("nij,nj->ni", R, F[:, :, 0])
-        jt = model.joint_type
-        if (jt >= UNIVERSAL_1).any():   # the hinges of a group (gimbal.py): c_1 on A, the
-            a = model.joint_body[:, 0]  # middle c_2, c_2 (universal) or c_3 on B
+        hinges, index = GROUP_HINGES[model.joint_type], GROUP_INDEX[model.joint_type]
+        grouped = hinges > 0
+        if grouped.any():   # the hinges of a group (gimbal.py): c_1 on A, the middle c_2,
+            a = model.joint_body[:, 0]  # the last c_2 (universal) or c_3 on B
             FA = np.einsum("nij,njk->nik", _rotations(state.body_quat[a]),
                            _rotations(model.joint_local_frame[:, 0]))
             FB = np.einsum("nij,njk->nik", R, F)
-            first = (jt == UNIVERSAL_1) | (jt == GIMBAL_1)
+            first = grouped & (index == 0)
             axes[first] = FA[first, :, 0]
-            axes[jt == UNIVERSAL_2] = FB[jt == UNIVERSAL_2, :, 1]
-            axes[jt == GIMBAL_3] = FB[jt == GIMBAL_3, :, 2]
-            mid = jt == GIMBAL_2   # c_2 = c_3 x c_1 / cos q_2
+            last = grouped & (index == hinges - 1)
+            axes[last] = FB[last, :, index[last]]   # the group frame's axis `index` on B
+            mid = grouped & ~first & ~last   # a gimbal's: c_2 = c_3 x c_1 / cos q_2
             c2 = np.cross(FB[mid, :, 2], FA[mid, :, 0])
             axes[mid] = c2 / np.maximum(np.linalg.norm(c2, axis=1), 1e-300)[:, None]
         return anchors, axes

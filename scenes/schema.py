@@ -177,6 +177,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from sharnir.physics.joint import JOINT_TYPE_INFO, JOINT_TYPES, scene_types_with
 from sharnir.physics.message import listing, quoted
 from sharnir.physics.settings import SETTINGS, reference
 
@@ -535,7 +536,7 @@ class JointSpec(_Spec):
     in one body (physics/gimbal.py); the middle one of three must be limited within +-85
     degrees, away from gimbal lock."""
     name: Name
-    type: Literal["revolute", "prismatic", "spherical", "fixed"]
+    type: Literal[tuple(JOINT_TYPES)]   # the scene's types (physics.joint.JOINT_TABLE)
     body_a: Name
     body_b: Name
     anchor: Vec3 = (0.0, 0.0, 0.0)
@@ -553,24 +554,27 @@ class JointSpec(_Spec):
         if self.body_a == self.body_b:
             problems.append((("body_b",), f"a joint cannot join body {quoted(self.body_a)} to "
                                           "itself"))
-        if self.mimic is not None and self.type in ("spherical", "fixed"):
+        can = JOINT_TYPE_INFO[self.type]   # what the type takes: physics.joint.JOINT_TABLE
+        if self.mimic is not None and not can.coupling:
             problems.append((("mimic",), f"not allowed on a {self.type} joint "
-                                         "(only revolute and prismatic)"))
+                                         f"(only {scene_types_with('coupling')})"))
         if self.mimic is not None and self.mimic.joint == self.name:
             problems.append((("mimic", "joint"), "a joint cannot follow itself"))
-        if self.motor is not None and self.type in ("spherical", "fixed"):
+        if self.motor is not None and not can.motor:
             problems.append((("motor",), f"not allowed on a {self.type} joint "
-                                         "(only revolute and prismatic)"))
-        if self.type == "fixed" and self.friction > 0:
-            problems.append((("friction",), "must be 0 on a fixed joint, which cannot slip"))
-        if self.type == "fixed" and self.damping > 0:
-            problems.append((("damping",), "must be 0 on a fixed joint, which cannot move"))
+                                         f"(only {scene_types_with('motor')})"))
+        if not can.friction and self.friction > 0:
+            problems.append((("friction",), f"must be 0 on a {self.type} joint, which cannot "
+                                            "slip"))
+        if not can.damping and self.damping > 0:
+            problems.append((("damping",), f"must be 0 on a {self.type} joint, which cannot "
+                                           "move"))
         if self.limits is not None:
             lower, upper = self.limits
-            if self.type in ("spherical", "fixed"):
+            if not can.limits:
                 problems.append(
                     (("limits",), f"not allowed on a {self.type} joint "
-                                  "(only revolute and prismatic)")
+                                  f"(only {scene_types_with('limits')})")
                 )
             elif lower >= upper:
                 problems.append((("limits",), "lower must be less than upper "
@@ -660,10 +664,10 @@ class SceneSpec(_Spec):
                     problems.append((("joints", i, "mimic", "joint"),
                                      f"unknown joint {quoted(leader)} (joints are: "
                                      f"{listing(types)})"))
-                elif types[leader] not in ("revolute", "prismatic"):
+                elif not JOINT_TYPE_INFO[types[leader]].coupling:
                     problems.append((("joints", i, "mimic", "joint"),
-                                     f"joint {quoted(leader)} is {types[leader]}: only revolute "
-                                     "and prismatic joints can be followed"))
+                                     f"joint {quoted(leader)} is {types[leader]}: only "
+                                     f"{scene_types_with('coupling')} joints can be followed"))
         problems += _mimic_cycles(self.joints)
         for i, joint in enumerate(self.joints):
             for field in ("body_a", "body_b"):
