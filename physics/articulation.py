@@ -98,7 +98,7 @@ from .contact import (
     P_T1,
 )
 from .jit import ENTRY, INLINE, KERNEL
-from .joint import BLOCK_ROWS, GIMBAL_1, GIMBAL_2, GIMBAL_3, UNIVERSAL_1, UNIVERSAL_2
+from .joint import BLOCK_ROWS, GROUP_HINGES, GROUP_INDEX
 from .motor import C0, C1, GAIN, I_MAX, J_ROTOR, K_EFF, M_CURRENT_LIMIT, P_MAX, RATE0
 
 _JIT = KERNEL
@@ -203,14 +203,14 @@ def build_components(joint_type, joint_body, joint_child, tree_order, body_kind)
     roots = []
     joint_comp = []
     later = {}
-    for k in range(njoint):
-        if joint_type[k] in (UNIVERSAL_2, GIMBAL_2, GIMBAL_3):
+    for k in range(njoint):   # the later hinges of groups (gimbal.py)
+        if GROUP_INDEX[joint_type[k]] > 0:
             later.setdefault(frozenset(int(x) for x in joint_body[k]), []).append(k)
     for j in tree_order:
         a, b = int(joint_body[j, 0]), int(joint_body[j, 1])
         c, p = (b, a) if joint_child[j] == 1 else (a, b)
         member[j, 0] = j
-        if joint_type[j] in (UNIVERSAL_1, GIMBAL_1):
+        if GROUP_HINGES[joint_type[j]] > 0:   # a group's first hinge carries the others
             for i, k in enumerate(later.get(frozenset((a, b)), [])[:2]):
                 member[j, 1 + i] = k
         if body_kind[p] == DYNAMIC:
