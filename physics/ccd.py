@@ -33,11 +33,11 @@ through the face it came in by.  Sphere-like overlap of up to the shape's size i
 the position pass.
 
 Only pairs the broad phase would pair are guarded (collision groups and masks, bodies joined
-by a joint): a static box that touches nothing stops nothing. A body that is the child of a
-tree joint is not guarded: its place is its parent's anchor (the tree pass puts it there at
-the next step's position pass), and a stop that moved it alone opened its joint a little
-more each step while a robot slid on a floor (dm_control's dog: finger_R open by 0.1 m at
-0.9 s, JointGapError); its contacts are the velocity solve's.
+by a joint): a static box that touches nothing stops nothing.
+A stop moves one body: a tree joint's child moved alone opens its joint, which the next tree
+pass closes by putting the body back (dm_control's dog sliding on its floor: finger_R open by
+0.1 m at 0.9 s, JointGapError). Leaving tree children unguarded lets a falling biped's hand
+sink 4 cm (tests/test_scene_biped_push.py); moving the whole floating tree is the fix left.
 Cost: each dynamic geom against each static plane or box, a box test first: O(dynamic geoms
 x static planes and boxes) per step, no narrow phase.
 """
@@ -148,10 +148,9 @@ def guard_static(model, state, contacts):
     lrot, lpos, hulls, verts = (model.geom_local_rot, model.geom_local_pos, model.geom_hull,
                                 model.hull_vert)
     x, quat = state.body_pos, state.body_quat
-    child = model.body_tree_child
     ngeom = kinds.shape[0]
     for g in range(ngeom):   # each inner point's path over the step
-        if not (dynamic[gbody[g]] and _convex(kinds[g])) or child[gbody[g]]:
+        if not (dynamic[gbody[g]] and _convex(kinds[g])):
             continue
         k = _inner_point(kinds[g], hulls[g, 0], hulls[g, 1], verts)
         kb = (lpos[g, 0] + lrot[g, 0, 0] * k[0] + lrot[g, 0, 1] * k[1] + lrot[g, 0, 2] * k[2],
@@ -171,7 +170,7 @@ def guard_static(model, state, contacts):
         if (ks != PLANE and ks != BOX) or model.body_kind[gbody[s]] != STATIC:
             continue
         for g in range(ngeom):
-            if not (dynamic[gbody[g]] and _convex(kinds[g])) or child[gbody[g]]:
+            if not (dynamic[gbody[g]] and _convex(kinds[g])):
                 continue
             if not may_collide(g, s, gbody, dynamic, groups, masks, excluded):
                 continue   # the pairs the broad phase never pairs (group, mask, joined)

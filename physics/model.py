@@ -58,8 +58,6 @@ Model = namedtuple("Model", [
     "joint_has_limit",     # (njoint,) bool
     "joint_child",         # (njoint,) int64: 1 if B is the child in the joint tree, 0 if A, -1 loop
     "tree_order",          # (ntree,) int64 tree joints, every parent before its children
-    "body_tree_child",     # (nbody,) bool: the body is the child of a tree joint (its place
-                           #   follows its parent's: ccd.guard_static leaves it alone)
     "body_group",          # (nbody,) int64 floating tree of the body (no static/kinematic
                            #   root), or -1
     "group_count",         # (1,) int64 number of floating trees

@@ -894,8 +894,7 @@ class World:
             joint_damping=np.array([j.damping for j in J], float).reshape(nj),
             joint_limit=limit,
             joint_has_limit=np.array([j.limits is not None for j in J], np.bool_).reshape(nj),
-            joint_child=None, tree_order=None, body_tree_child=None, body_group=None,
-            group_count=None,
+            joint_child=None, tree_order=None, body_group=None, group_count=None,
             body_island=None, island_driven=None, island_floating=None,
             **self._geoms(kind),
             load_body=np.array([ld.body for ld in self._loads], np.int64).reshape(nl),
@@ -910,12 +909,8 @@ class World:
             kind, mass, [j.bodies for j in J], (STATIC, KIND_KINEMATIC))
         body_island, island_driven, island_floating, islands = build_islands(
             kind, [j.bodies for j in J], DYNAMIC, KIND_KINEMATIC)
-        tree_child = np.zeros(nb, np.bool_)
-        for j in tree_order:
-            tree_child[J[j].bodies[1] if joint_child[j] == 1 else J[j].bodies[0]] = True
         self._model = self._model._replace(
-            joint_child=joint_child, tree_order=tree_order, body_tree_child=tree_child,
-            body_group=body_group,
+            joint_child=joint_child, tree_order=tree_order, body_group=body_group,
             group_count=np.array([groups], np.int64), body_island=body_island,
             island_driven=island_driven, island_floating=island_floating)
         old = self._carry

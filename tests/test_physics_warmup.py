@@ -30,7 +30,14 @@ def test_a_world_where_nothing_can_touch_compiles_without_the_contact_stages():
     with_ = {d.py_func.__qualname__ for d in needed_kernels(True)}
     assert without < with_
     assert "detect_contacts" in with_ and "detect_contacts" not in without
-    assert len(without) < 0.5 * len(with_)
+    # none of the contact stages' kernels; the trees' block (physics/articulation.py, a
+    # setting that can be switched live) is in both variants: 93 of 174 kernels on
+    # 2026-11-27 (it was under half before the block; the door's cold start grew from 141
+    # to 216 s side by side, bench/results.md "Start-up")
+    contact_only = with_ - without
+    assert not any(name.startswith(("detect", "solve_contact", "prepare_contacts"))
+                   for name in without)
+    assert len(contact_only) > 0.45 * len(with_)
 
 
 def _child(code, tmp_path, env_extra=None):
