@@ -34,10 +34,11 @@ the position pass.
 
 Only pairs the broad phase would pair are guarded (collision groups and masks, bodies joined
 by a joint): a static box that touches nothing stops nothing.
-A stop moves one body: a tree joint's child moved alone opens its joint, which the next tree
-pass closes by putting the body back (dm_control's dog sliding on its floor: finger_R open by
-0.1 m at 0.9 s, JointGapError). Leaving tree children unguarded lets a falling biped's hand
-sink 4 cm (tests/test_scene_biped_push.py); moving the whole floating tree is the fix left.
+A stop moves one body, or, for a body of a floating jointed system (a walking robot), the
+whole system by the same dx: a tree joint's child moved alone opened its joint, which the
+next tree pass closed by putting the body back (dm_control's dog sliding on its floor:
+finger_R open by 0.1 m at 0.9 s, JointGapError), and leaving such bodies unguarded let a
+falling biped's hand sink 4 cm (tests/test_scene_biped_push.py).
 Cost: each dynamic geom against each static plane or box, a box test first: O(dynamic geoms
 x static planes and boxes) per step, no narrow phase.
 """
@@ -110,26 +111,41 @@ def _box_entry(a0, a1, a2, u0, u1, u2, e0, e1, e2):
 
 @njit(**_JIT)
 def _stop(model, state, path, g, tau, n0, n1, n2):
-    """Move geom g's body so that its inner point, at p1 = path[g, 1], goes to
-    p0 + tau (p1 - p0) + GUARD_GAP n (p0 = path[g, 0]) and the body's other geoms' end points
-    with it; drop the body's velocity into n."""
+    """Move geom g's body (a body of a floating jointed system: the whole system) so that its
+    inner point, at p1 = path[g, 1], goes to p0 + tau (p1 - p0) + GUARD_GAP n
+    (p0 = path[g, 0]) and the moved geoms' end points with it; drop the body's velocity
+    into n."""
     b = model.geom_body[g]
     d0 = path[g, 0, 0] + tau * (path[g, 1, 0] - path[g, 0, 0]) + GUARD_GAP * n0 - path[g, 1, 0]
     d1 = path[g, 0, 1] + tau * (path[g, 1, 1] - path[g, 0, 1]) + GUARD_GAP * n1 - path[g, 1, 1]
     d2 = path[g, 0, 2] + tau * (path[g, 1, 2] - path[g, 0, 2]) + GUARD_GAP * n2 - path[g, 1, 2]
-    state.body_pos[b, 0] += d0
-    state.body_pos[b, 1] += d1
-    state.body_pos[b, 2] += d2
-    first = g   # a body's geoms are consecutive
-    while first > 0 and model.geom_body[first - 1] == b:
-        first -= 1
-    end = g + 1
-    while end < model.geom_body.shape[0] and model.geom_body[end] == b:
-        end += 1
-    for o in range(first, end):
-        path[o, 1, 0] += d0
-        path[o, 1, 1] += d1
-        path[o, 1, 2] += d2
+    k = model.body_island[b]
+    if k >= 0 and model.island_floating[k]:
+        # a body of a floating jointed system: the whole system moves, its joints stay closed
+        for i in range(model.body_island.shape[0]):
+            if model.body_island[i] == k:
+                state.body_pos[i, 0] += d0
+                state.body_pos[i, 1] += d1
+                state.body_pos[i, 2] += d2
+        for o in range(model.geom_body.shape[0]):
+            if model.body_island[model.geom_body[o]] == k:
+                path[o, 1, 0] += d0
+                path[o, 1, 1] += d1
+                path[o, 1, 2] += d2
+    else:
+        state.body_pos[b, 0] += d0
+        state.body_pos[b, 1] += d1
+        state.body_pos[b, 2] += d2
+        first = g   # a body's geoms are consecutive
+        while first > 0 and model.geom_body[first - 1] == b:
+            first -= 1
+        end = g + 1
+        while end < model.geom_body.shape[0] and model.geom_body[end] == b:
+            end += 1
+        for o in range(first, end):
+            path[o, 1, 0] += d0
+            path[o, 1, 1] += d1
+            path[o, 1, 2] += d2
     vn = n0 * state.body_vel[b, 0] + n1 * state.body_vel[b, 1] + n2 * state.body_vel[b, 2]
     if vn < 0.0:
         state.body_vel[b, 0] -= vn * n0
