@@ -91,6 +91,15 @@ def pytest_sessionstart(session):
 
 # ---- measuring ------------------------------------------------------------------------------
 
+def random_rotation(rng):
+    """A uniformly random rotation matrix (a normalised Gaussian quaternion)."""
+    q = rng.normal(size=4)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
 def rotation_matrices(q):
     """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) in (w, x, y, z) order."""
     q = np.asarray(q, dtype=float)

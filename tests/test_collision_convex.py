@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import random_rotation
 
 from sharnir.physics.convex import convex_contact
 from sharnir.physics.shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
@@ -17,14 +18,6 @@ from sharnir.physics.support import aabb, support
 
 NO_HULL = np.zeros((1, 3))
 CUBE_SIGNS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
-
-
-def random_rotation(rng):
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def rotation_z(angle):

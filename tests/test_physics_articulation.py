@@ -20,20 +20,13 @@ import math
 
 import numpy as np
 import pytest
+from conftest import random_rotation
 
 from sharnir.physics import Box, DCMotor, Plane, World
 from sharnir.physics.articulation import factor_component, solve_component
 from sharnir.physics.model import DYNAMIC, REC_COORD, REC_VEL, STATIC
 
 G = 9.81
-
-
-def random_rotation(rng):
-    q = rng.normal(size=4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def random_tree(rng, nbody=12, floating=True):
