@@ -280,6 +280,8 @@ class PhysicsThread(threading.Thread):
                 self._set_speed(factor)
             case Configure(settings=settings):
                 self._refusing("configure", self._world.configure, **settings)
+                if "articulation" in settings:   # another step variant: warmup.py
+                    self._compile()
             case SetFriction(joint=joint, value=value):
                 self._refusing("friction", self._world.set_friction, joint, value)
             case SetVoltage(joint=joint, value=value):

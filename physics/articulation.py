@@ -150,8 +150,7 @@ Trees = namedtuple("Trees", [
     "node_src",       # (njoint, NODE_ROWS, 2) int64 the joint a row is of and which:
                       #   slot * 3 + row for a lock, FREE_ROW + r for free axis r
     "body_d",         # (nbody, 6, 6) D_c, then D_c^-1
-    "body_free",      # (nbody,) bool: the root of a part no node holds this step
-    "body_free_scratch",  # (nbody,) bool: a body a row's path has reached (_row_path)
+    "body_hot",       # (nbody,) bool: a body a row's path has reached (_row_path)
     "path_node",      # (nrow, nbody + njoint) int64 the nodes a row's z reaches (a body i, a
                       #   joint nbody + j)
     "path_len",       # (nrow,) int64 how many
@@ -248,8 +247,8 @@ def make_trees(joint_type, joint_body, joint_child, tree_order, body_kind, nmoto
         node_c=z((njoint, NODE_ROWS)), node_b=z((njoint, NODE_ROWS)),
         node_lam=z((njoint, NODE_ROWS)), node_g=z((njoint, NODE_ROWS)),
         node_src=z((njoint, NODE_ROWS, 2), np.int64),
-        body_d=z((nbody, 6, 6)), body_free=z(nbody, np.bool_),
-        body_free_scratch=z(nbody, np.bool_),
+        body_d=z((nbody, 6, 6)),
+        body_hot=z(nbody, np.bool_),
         path_node=z((nrow, nbody + njoint), np.int64), path_len=z(nrow, np.int64),
         path_z=z((nrow, nbody + njoint, 6)), path_w=z((nrow, nbody + njoint, 6)),
         node_pos=np.full((nrow, nbody + njoint), -1, np.int64),
@@ -348,17 +347,14 @@ def _rate(Jr, vel, angvel, a, b):
 # ---- the factor and the solve ------------------------------------------------------------------
 @njit(**ENTRY)   # (the tests call it)
 def factor_component(k, comp_order, comp_first, comp_root, joint_child, joint_body, body_kind,
-                     inv_mass, inertia, R, node_n, node_J, node_c, body_d, dinv, lc, g, jc, jp,
-                     body_free):
+                     inv_mass, inertia, R, node_n, node_J, node_c, body_d, dinv, lc, g, jc, jp):
     """The block LDL^T of component k's augmented system at this step's rows (see the
-    module's text). body_free[i]: body i is the root of a part that no joint node holds this
-    step (a node without rows). False if a pivot failed."""
+    module's text). False if a pivot failed."""
     j0, j1 = comp_first[k], comp_first[k + 1]
     for q in range(j0, j1):
         j = comp_order[q]
         c, p = _ends(joint_body, joint_child, j)
         _mass_matrix(body_d, c, inv_mass, R, inertia)
-        body_free[c] = False
         cc = 6 if joint_child[j] == 1 else 0
         for r in range(node_n[j]):
             for t in range(6):
@@ -367,7 +363,6 @@ def factor_component(k, comp_order, comp_first, comp_root, joint_child, joint_bo
     root = comp_root[k]
     if root >= 0:
         _mass_matrix(body_d, root, inv_mass, R, inertia)
-        body_free[root] = True
     for q in range(j1 - 1, j0 - 1, -1):
         j = comp_order[q]
         c, p = _ends(joint_body, joint_child, j)
@@ -380,8 +375,7 @@ def factor_component(k, comp_order, comp_first, comp_root, joint_child, joint_bo
                 dinv[j, r, t] = 0.0
                 g[j, r, t] = 0.0
         if m == 0:
-            body_free[c] = True   # its part hangs free this step
-            continue
+            continue   # c is the root of a part no node holds this step
         for r in range(m):   # L_jc = J_jc D_c^-1
             for t in range(6):
                 v = 0.0
@@ -423,7 +417,7 @@ def factor_component(k, comp_order, comp_first, comp_root, joint_child, joint_bo
 
 @njit(**ENTRY)   # (the tests call it)
 def solve_component(k, comp_order, comp_first, comp_root, joint_child, joint_body, body_kind,
-                    node_n, body_d, dinv, lc, g, body_free, bz, jz, bx, jx):
+                    node_n, body_d, dinv, lc, g, bz, jz, bx, jx):
     """x = K^-1 z for component k: bz (nbody, 6), jz (njoint, 6) the right-hand side (both
     overwritten by the forward sweep), bx, jx the solution (body velocity changes, joint
     rows' y)."""
@@ -727,7 +721,7 @@ def _row_path(k, r, T, joint_child, joint_body, body_kind, nbody):
     """z_r = L^-1 e_r (e_r = J_r^T on the component's bodies) on the nodes it reaches: the
     paths from the row's bodies to the root. Each node n reached is kept in the row's path
     with z_n and w_n = D_n^-1 z_n (path_node, path_z, path_w; node_pos[r, n] its place)."""
-    bz, jz, hot = T.body_z, T.joint_z, T.body_free_scratch
+    bz, jz, hot = T.body_z, T.joint_z, T.body_hot
     for q in range(T.path_len[r]):   # the last build's entries
         T.node_pos[r, T.path_node[r, q]] = -1
     n = 0
@@ -880,8 +874,7 @@ def refactor_trees(model, state, work, contacts, T, settings):
                                 model.body_inv_mass, model.body_inertia, work.body_rot,
                                 T.node_n, T.node_J, T.node_c,
                                 T.body_d, T.joint_dinv, T.joint_lc,
-                                T.joint_g, T.joint_jc, T.joint_jp,
-                                T.body_free):
+                                T.joint_g, T.joint_jc, T.joint_jp):
             release_trees(model, T, contacts)
             return False
     _build_rows(model, state, work, contacts, T, settings)
@@ -1176,7 +1169,7 @@ def solve_trees(T, joint_child, joint_body, body_kind, vel, angvel, tol2, sweeps
         if r1 > r0:
             solve_component(k, order, first, root, child, jbody, kind, T.node_n,
                             T.body_d, T.joint_dinv, T.joint_lc,
-                            T.joint_g, T.body_free, bz, jz, bx, jx)
+                            T.joint_g, bz, jz, bx, jx)
             # 2. the R rows' velocities after it
             for r in range(r0, r1):
                 a, b = rb[r, 0], rb[r, 1]
@@ -1212,7 +1205,7 @@ def solve_trees(T, joint_child, joint_body, body_kind, vel, angvel, tol2, sweeps
                     jz[j, r] = T.node_g[j, r]
         solve_component(k, order, first, root, child, jbody, kind, T.node_n,
                         T.body_d, T.joint_dinv, T.joint_lc,
-                        T.joint_g, T.body_free, bz, jz, bx, jx)
+                        T.joint_g, bz, jz, bx, jx)
         for q in range(first[k], first[k + 1]):
             j = order[q]
             c, p = _ends(jbody, child, j)

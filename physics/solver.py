@@ -851,25 +851,30 @@ def solve_velocities(model, state, work, contacts, trees, settings):
     vel, angvel, friction = state.body_vel, state.body_angvel, model.joint_friction
     tree = False
     refactors = 0
-    if settings.articulation == ARTICULATION_TREE and trees.comp_root.shape[0] > 0:
-        tree = prepare_trees(model, state, work, contacts, trees, settings)
-    skip_joint = trees.joint_skip
-    # the outer loop has rows of its own: blocks, motors, dampers, couplings or manifolds that
-    # no tree took (without them, one exact pass of the trees is the solve)
-    outer = not tree or outer_rows(model, work, contacts, trees)
+    outer = True
+    # (trees is None where the articulation is "sweep" or there is no tree: numba then
+    # prunes every branch below that reads it; each read of it stays under such a test)
+    if trees is not None:
+        if settings.articulation == ARTICULATION_TREE and trees.comp_root.shape[0] > 0:
+            tree = prepare_trees(model, state, work, contacts, trees, settings)
+        # the outer loop has rows of its own: blocks, motors, dampers, couplings or manifolds
+        # that no tree took (without them, one exact pass of the trees is the solve)
+        outer = not tree or outer_rows(model, work, contacts, trees)
     deadline = start + settings.budget_s if settings.budget_s > 0.0 else 0.0
     for it in range(settings.iterations):
         worst = 0.0
-        if tree:
-            dp2 = solve_trees(trees, model.joint_child, model.joint_body, model.body_kind, vel,
-                              angvel, tol2, settings.iterations, deadline)
-            if dp2 > worst:
-                worst = dp2
+        if trees is not None:
+            if tree:
+                dp2 = solve_trees(trees, model.joint_child, model.joint_body, model.body_kind,
+                                  vel, angvel, tol2, settings.iterations, deadline)
+                if dp2 > worst:
+                    worst = dp2
         for k in range(work.block_count[0]):
             j, s, n, kind, a, b = (blocks[k, 0], blocks[k, 1], blocks[k, 2], blocks[k, 3],
                                    blocks[k, 4], blocks[k, 5])
-            if tree and skip_joint[j]:
-                continue
+            if trees is not None:
+                if tree and trees.joint_skip[j]:
+                    continue
             if kind == KIND_POINT:
                 dp2 = solve_packed_point(data, pk, k, vel, angvel, a, b)
             else:
@@ -884,16 +889,27 @@ def solve_velocities(model, state, work, contacts, trees, settings):
             if dp2 > worst:
                 worst = dp2
         if model.motor_joint.shape[0] > 0:
-            dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
-                               work.motor_coef, work.motor_row, work.motor_w,
-                               work.motor_impulse, vel, angvel, trees.motor_folded, tree)
+            if trees is not None:
+                dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
+                                   work.motor_coef, work.motor_row, work.motor_w,
+                                   work.motor_impulse, vel, angvel, trees.motor_folded, tree)
+            else:   # (the same types: the mask is not read without its flag)
+                dp2 = solve_motors(model.motor_joint, model.joint_type, model.joint_body,
+                                   work.motor_coef, work.motor_row, work.motor_w,
+                                   work.motor_impulse, vel, angvel, state.joint_sliding, False)
             if dp2 > worst:
                 worst = dp2
         if work.damper_count[0] > 0:
-            dp2 = solve_dampers(work.damper_list, work.damper_count[0], model.joint_type,
-                                model.joint_body, J, work.damper_w, work.damper_k,
-                                work.damper_c, state.joint_damper_impulse, vel, angvel,
-                                skip_joint, tree)
+            if trees is not None:
+                dp2 = solve_dampers(work.damper_list, work.damper_count[0], model.joint_type,
+                                    model.joint_body, J, work.damper_w, work.damper_k,
+                                    work.damper_c, state.joint_damper_impulse, vel, angvel,
+                                    trees.joint_skip, tree)
+            else:
+                dp2 = solve_dampers(work.damper_list, work.damper_count[0], model.joint_type,
+                                    model.joint_body, J, work.damper_w, work.damper_k,
+                                    work.damper_c, state.joint_damper_impulse, vel, angvel,
+                                    state.joint_sliding, False)
             if dp2 > worst:
                 worst = dp2
         if model.coupling_joint.shape[0] > 0:
@@ -911,23 +927,27 @@ def solve_velocities(model, state, work, contacts, trees, settings):
                     worst = dp2
         done = it + 1
         converged = worst <= tol2 or not outer
-        if tree and (converged or it + 1 == settings.iterations):
-            # a motor the trees' solve left beyond a limit is swept from here on: refactor
-            if finish_trees(model, state, work, contacts, trees) and refactors < MAX_REFACTOR:
-                refactors += 1
-                tree = refactor_trees(model, state, work, contacts, trees, settings)
-                outer = True
-                continue
+        if trees is not None:
+            if tree and (converged or it + 1 == settings.iterations):
+                # a motor the trees' solve left beyond a limit is swept from here on: refactor
+                if (finish_trees(model, state, work, contacts, trees)
+                        and refactors < MAX_REFACTOR):
+                    refactors += 1
+                    tree = refactor_trees(model, state, work, contacts, trees, settings)
+                    outer = True
+                    continue
         if converged:
             break
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
-            if tree:
-                finish_trees(model, state, work, contacts, trees)
+            if trees is not None:
+                if tree:
+                    finish_trees(model, state, work, contacts, trees)
             break
-    if tree:
-        trees.stats[ST_REFACTOR] = refactors
-        if not outer:   # one exact pass: what is left is the trees' last PGS sweep
-            worst = trees.stats[ST_LAST]
+    if trees is not None:
+        if tree:
+            trees.stats[ST_REFACTOR] = refactors
+            if not outer:   # one exact pass: what is left is the trees' last PGS sweep
+                worst = trees.stats[ST_LAST]
     if contacts is not None:
         if contacts.count[0] > 0:
             spread_sliding(contacts)

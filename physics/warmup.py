@@ -3,15 +3,18 @@ progress.
 
 A world's step is one kernel call, `solver.step_many`. numba compiles it, and every kernel it
 calls, the first time it runs with a given signature; the result is cached (physics/cache.py).
-The signature depends only on the arrays' types, never on their sizes, so there are exactly two
-variants: worlds where something can touch (`contacts` is a ContactSet) and worlds where
-nothing can (`contacts` is None: numba prunes the contact stages, about a third of the
-compile). A tiny stand-in world of the same variant compiles the same kernels as any scene.
+The signature depends only on the arrays' types, never on their sizes, so there are exactly four
+variants: worlds where something can touch (`contacts` is a ContactSet) or nothing can
+(`contacts` is None: numba prunes the contact stages, about half of the compile), each with
+or without the trees' exact block (`trees` is a Trees only where solver.articulation is
+"tree" and the world has a tree: numba prunes physics/articulation.py otherwise). A tiny
+stand-in world of the same variant compiles the same kernels as any scene.
 
 `compile_step(world, progress)` makes a world's step ready:
 
     1. from the cache: step_many's compiled code is loaded (under a second) and that is all;
-    2. else a child process (`python -m sharnir.physics.warmup --contacts|--no-contacts`)
+    2. else a child process (`python -m sharnir.physics.warmup --contacts|--no-contacts
+       [--trees]`)
        compiles the stand-in's kernels into the cache and reports `done total` lines, so the
        caller's thread (a window's, say) keeps the interpreter and stays responsive; then 1;
     3. if that fails (no writable cache, the child died), the kernels compile here, with the
@@ -33,6 +36,7 @@ from numba.core.registry import CPUDispatcher
 # the modules whose kernels only the contact stages reach
 _CONTACT_MODULES = ("contact", "contact_solver", "ccd", "manifold", "convex", "broadphase",
                     "support")
+_TREE_MODULES = ("articulation",)   # the modules only the trees' block reaches
 PROGRESS_PERIOD_S = 0.25
 # Loading the kernels from numba's cache takes under a second; only a real compile (first run,
 # or after the physics changed) is shown.
@@ -47,9 +51,10 @@ def _entry():
     return step_many
 
 
-def needed_kernels(contacts):
+def needed_kernels(contacts, trees=False):
     """The kernels step_many reaches and numba compiles on their own (inlined helpers are
-    compiled into their callers), for worlds with (True) or without contacts."""
+    compiled into their callers), for worlds with (True) or without contacts, and with or
+    without the trees' block."""
     seen, order, stack = set(), [], [_entry()]
     while stack:
         d = stack.pop()
@@ -57,7 +62,8 @@ def needed_kernels(contacts):
             continue
         seen.add(id(d))
         module = d.py_func.__module__.rsplit(".", 1)[-1]
-        if not contacts and module in _CONTACT_MODULES:
+        if (not contacts and module in _CONTACT_MODULES) or (
+                not trees and module in _TREE_MODULES):
             continue
         if d.targetoptions.get("inline", "never") != "always":
             order.append(d)
@@ -72,13 +78,14 @@ def needed_kernels(contacts):
     return order
 
 
-def stand_in_world(contacts):
+def stand_in_world(contacts, trees=False):
     """A tiny world whose step compiles the same kernels as every world of the variant: two
-    boxes on a revolute joint, plus (contacts) a ball above the ground."""
+    boxes on a revolute joint, plus (contacts) a ball above the ground; (trees) with
+    solver.articulation "tree"."""
     from .shape import Box, Plane, Sphere
     from .world import World
 
-    world = World(dt=0.01)
+    world = World(dt=0.01, articulation="tree" if trees else "sweep")
     world.add_body("a", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(0.2, 0.0, 1.0))
     world.add_joint("hinge", "revolute", "world", "a", anchor=(0.0, 0.0, 1.0), friction=0.1)
     if contacts:
@@ -92,7 +99,7 @@ def step_signature(world):
     from .world import _empty_records
 
     model, state, work = world._ready()
-    args = (model, state, work, world._contacts, world._trees, world._settings, 0,
+    args = (model, state, work, world._contacts, world._step_trees(), world._settings, 0,
             *_empty_records(state))
     return tuple(numba.typeof(a) for a in args)
 
@@ -129,7 +136,7 @@ class _Watcher(threading.Thread):
 def compile_here(world, progress=None):
     """Compile (or load) the world's step kernels in this process, reporting progress."""
     sig = step_signature(world)  # builds the world's arrays: world._contacts is set after
-    kernels = needed_kernels(world._contacts is not None)
+    kernels = needed_kernels(*variant(world))
     watcher = _Watcher(kernels, progress) if progress is not None else None
     if watcher is not None:
         watcher.start()
@@ -142,10 +149,16 @@ def compile_here(world, progress=None):
             progress(len(kernels), len(kernels), time.perf_counter() - watcher.start_time)
 
 
-def _compile_in_child(contacts, progress, start):
+def variant(world):
+    """(contacts, trees): which of the four variants the world's step is."""
+    world._ready()   # (builds the arrays the answer depends on)
+    return world._contacts is not None, world._step_trees() is not None
+
+
+def _compile_in_child(contacts, trees, progress, start):
     """Run the child compile; relay its progress lines. True if it finished."""
     cmd = [sys.executable, "-m", "sharnir.physics.warmup",
-           "--contacts" if contacts else "--no-contacts"]
+           "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else [])
     try:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                  stdin=subprocess.DEVNULL, text=True, env=dict(os.environ))
@@ -174,9 +187,9 @@ def compile_step(world, progress=None):
     if _load_cached(sig):
         return "cache"
     start = time.perf_counter()
-    contacts = world._contacts is not None
-    if _compile_in_child(contacts, progress, start) and _load_cached(sig):
-        total = len(needed_kernels(contacts))
+    contacts, trees = variant(world)
+    if _compile_in_child(contacts, trees, progress, start) and _load_cached(sig):
+        total = len(needed_kernels(contacts, trees))
         if progress is not None:
             progress(total, total, time.perf_counter() - start)
         return "child"
@@ -217,19 +230,19 @@ class ProgressPrinter:
 
 
 def main(argv=None):
-    """`python -m sharnir.physics.warmup --contacts|--no-contacts`: compile that variant's
-    kernels into the cache, printing `progress DONE TOTAL` lines, then `ok`."""
+    """`python -m sharnir.physics.warmup --contacts|--no-contacts [--trees]`: compile that
+    variant's kernels into the cache, printing `progress DONE TOTAL` lines, then `ok`."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv not in (["--contacts"], ["--no-contacts"]):
-        print("usage: python -m sharnir.physics.warmup --contacts|--no-contacts",
+    if argv[:1] not in (["--contacts"], ["--no-contacts"]) or argv[1:] not in ([], ["--trees"]):
+        print("usage: python -m sharnir.physics.warmup --contacts|--no-contacts [--trees]",
               file=sys.stderr)
         return 2
-    contacts = argv[0] == "--contacts"
+    contacts, trees = argv[0] == "--contacts", len(argv) == 2
 
     def report(done, total, _elapsed):
         print(f"progress {done} {total}", flush=True)
 
-    compile_here(stand_in_world(contacts), report)
+    compile_here(stand_in_world(contacts, trees), report)
     print("ok", flush=True)
     return 0
 

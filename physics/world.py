@@ -36,6 +36,7 @@ from .joint import (  # noqa: E402
 )
 from .message import listing, quoted
 from .model import (  # noqa: E402
+    ARTICULATION_TREE,
     BODY_KINDS,
     DYNAMIC,
     REACTION,
@@ -1019,6 +1020,17 @@ class World:
             self._build()
         return self._model, self._state, self._work
 
+    def _step_trees(self):
+        """The Trees the step takes: None unless solver.articulation is "tree" and the world
+        has a tree (numba then prunes the trees' block from the step, as it prunes the contact
+        stages for a world without contacts: articulation.py's kernels are compiled only for
+        worlds that use them)."""
+        t = self._trees
+        if (t is None or self._settings.articulation != ARTICULATION_TREE
+                or t.comp_root.shape[0] == 0):
+            return None
+        return t
+
     # ---- stepping -----------------------------------------------------------------------------
     def step(self, n=1):
         """Advance n steps. Raises SimulationError if the state goes non-finite."""
@@ -1126,8 +1138,8 @@ class World:
         done, status = 0, OVERFLOW
         while status == OVERFLOW:
             try:
-                k, status = step_many(model, state, work, self._contacts, self._trees, settings,
-                                      n - done, *_records_part(rec, done, n))
+                k, status = step_many(model, state, work, self._contacts, self._step_trees(),
+                                      settings, n - done, *_records_part(rec, done, n))
             except ZeroDivisionError:
                 # (nopython code raises this where a state already out of range, say a speed
                 # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)

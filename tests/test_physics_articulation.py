@@ -105,11 +105,10 @@ def test_tree_factor_solves_the_augmented_system_exactly(seed, floating):
     nbody, njoint = len(t["kind"]), len(t["joint_body"])
     body_d = np.zeros((nbody, 6, 6))
     dinv, lc, g, jc, jp = (np.zeros((njoint, 6, 6)) for _ in range(5))
-    free = np.zeros(nbody, np.bool_)
     assert factor_component(0, t["order"], t["first"], t["root"], t["joint_child"],
                             t["joint_body"], t["kind"], t["inv_mass"], t["inertia"], t["R"],
                             t["node_n"], t["node_J"], t["node_c"], body_d, dinv, lc, g, jc,
-                            jp, free)
+                            jp)
     K, dyn, col, rows = dense_system(t)
     f = rng.normal(size=(nbody, 6))
     f[0] = 0.0
@@ -120,7 +119,7 @@ def test_tree_factor_solves_the_augmented_system_exactly(seed, floating):
     expected = np.linalg.solve(K, rhs)
     bx, jx = np.zeros((nbody, 6)), np.zeros((njoint, 6))
     solve_component(0, t["order"], t["first"], t["root"], t["joint_child"], t["joint_body"],
-                    t["kind"], t["node_n"], body_d, dinv, lc, g, free, f.copy(), gz.copy(),
+                    t["kind"], t["node_n"], body_d, dinv, lc, g, f.copy(), gz.copy(),
                     bx, jx)
     got = np.concatenate([np.concatenate([bx[i] for i in dyn]), [jx[j, r] for j, r in rows]])
     # to rounding times K's condition (random rows, masses 1:1000)
@@ -138,8 +137,7 @@ def test_dependent_lock_rows_fail_the_factor_instead_of_dividing_by_zero():
     ok = factor_component(0, t["order"], t["first"], t["root"], t["joint_child"],
                           t["joint_body"], t["kind"], t["inv_mass"], t["inertia"], t["R"],
                           t["node_n"], t["node_J"], t["node_c"], np.zeros((nbody, 6, 6)),
-                          *(np.zeros((njoint, 6, 6)) for _ in range(5)),
-                          np.zeros(nbody, np.bool_))
+                          *(np.zeros((njoint, 6, 6)) for _ in range(5)))
     assert not ok
 
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from sharnir.physics.warmup import needed_kernels, stand_in_world, step_signature
+from sharnir.physics.warmup import needed_kernels, stand_in_world, step_signature, variant
 from sharnir.scenes import load_scene, shipped_scenes
 
 
@@ -18,8 +18,29 @@ def test_every_shipped_scene_steps_the_kernel_its_stand_in_compiles(scene):
     exactly the stand-in's argument types."""
     world = load_scene(scene)
     sig = step_signature(world)
-    contacts = world._contacts is not None
-    assert sig == step_signature(stand_in_world(contacts))
+    assert sig == step_signature(stand_in_world(*variant(world)))
+
+
+@pytest.mark.parametrize("scene", ["biped", "door"])
+def test_the_tree_setting_steps_the_stand_in_of_the_tree_variant(scene):
+    """solver.articulation = "tree" is its own variant (the trees' block compiled in); a
+    world without a tree stays in the variant without it whatever the setting."""
+    world = load_scene(scene, ["solver.articulation=tree"])
+    contacts, trees = variant(world)
+    assert trees == (world._trees.comp_root.shape[0] > 0)
+    assert step_signature(world) == step_signature(stand_in_world(contacts, trees))
+    world.configure(articulation="sweep")
+    assert variant(world) == (contacts, False)
+
+
+def test_the_sweep_variants_compile_without_the_trees_block():
+    """The trees' block (physics/articulation.py) is compiled only for worlds that use it:
+    the sweep, every scene's default, leaves it out."""
+    for contacts in (False, True):
+        without = {d.py_func.__module__ for d in needed_kernels(contacts, False)}
+        with_ = {d.py_func.__module__ for d in needed_kernels(contacts, True)}
+        assert "sharnir.physics.articulation" in with_
+        assert "sharnir.physics.articulation" not in without
 
 
 def test_a_world_where_nothing_can_touch_compiles_without_the_contact_stages():
@@ -30,14 +51,11 @@ def test_a_world_where_nothing_can_touch_compiles_without_the_contact_stages():
     with_ = {d.py_func.__qualname__ for d in needed_kernels(True)}
     assert without < with_
     assert "detect_contacts" in with_ and "detect_contacts" not in without
-    # none of the contact stages' kernels; the trees' block (physics/articulation.py, a
-    # setting that can be switched live) is in both variants: 93 of 174 kernels on
-    # 2026-11-27 (it was under half before the block; the door's cold start grew from 141
-    # to 216 s side by side, bench/results.md "Start-up")
+    # none of the contact stages' kernels: they are over half of the variant with contacts
     contact_only = with_ - without
     assert not any(name.startswith(("detect", "solve_contact", "prepare_contacts"))
                    for name in without)
-    assert len(contact_only) > 0.45 * len(with_)
+    assert len(contact_only) > 0.5 * len(with_)
 
 
 def _child(code, tmp_path, env_extra=None):
