@@ -66,6 +66,21 @@ class SetVoltage:
 
 
 @dataclass(frozen=True)
+class SetTarget:
+    """The set-point of the position or velocity controller on a joint's motor (rad, m or a
+    rate; World.set_target)."""
+    joint: str | int
+    value: float
+
+
+@dataclass(frozen=True)
+class ResumeController:
+    """Hand a joint's motor back to the controller a voltage took over
+    (World.resume_controller)."""
+    joint: str | int
+
+
+@dataclass(frozen=True)
 class SetBodyForce:
     """A force at a body's centre of mass and a torque, world frame, acting until changed
     (send zeros to remove it). The mouse drag uses SetDrag, which the physics recomputes in
@@ -113,5 +128,5 @@ class Quit:
 
 
 Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetVoltage
-           | SetBodyForce
+           | SetTarget | ResumeController | SetBodyForce
            | SetDrag | ClearDrag | MoveBody | Load | Quit)

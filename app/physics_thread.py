@@ -44,10 +44,12 @@ from .commands import (
     Quit,
     Reset,
     Resume,
+    ResumeController,
     SetBodyForce,
     SetDrag,
     SetFriction,
     SetSpeed,
+    SetTarget,
     SetVoltage,
     Step,
 )
@@ -114,6 +116,7 @@ class PhysicsThread(threading.Thread):
         self._history = deque()     # (wall s, Telemetry) published recently
         self._history_rows = 0
         self._changed = False
+        self._modes_seen, self._modes = None, ()   # World.motor_modes (_motor_modes)
         self._install(self._build(source), scene or self._scene_name(source))
         self._publish()
 
@@ -286,6 +289,10 @@ class PhysicsThread(threading.Thread):
                 self._refusing("friction", self._world.set_friction, joint, value)
             case SetVoltage(joint=joint, value=value):
                 self._refusing("voltage", self._world.set_voltage, joint, value)
+            case SetTarget(joint=joint, value=value):
+                self._refusing("set-point", self._world.set_target, joint, value)
+            case ResumeController(joint=joint):
+                self._refusing("controller", self._world.resume_controller, joint)
             case SetBodyForce(body=body, force=force, torque=torque):
                 self._refusing("body force", self._world.set_body_force, body, force, torque)
             case SetDrag(body=body, point=point, target=target, quat=quat):
@@ -451,12 +458,20 @@ class PhysicsThread(threading.Thread):
             joint_anchor=anchor,
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
-            motor_state=_read_only_motors(w.motor_state),
+            motor_state=_read_only_motors(w.motor_state), motor_modes=self._motor_modes(),
             joint_reaction=w.joint_reaction, body_contact=w.body_contact,
             **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot
         self._changed = False
+
+    def _motor_modes(self):
+        """World.motor_modes, read again only when the world says they changed."""
+        w = self._world
+        if self._modes_seen != (w, w.controllers_changed):
+            self._modes_seen = (w, w.controllers_changed)
+            self._modes = w.motor_modes
+        return self._modes
 
     def _publish_error(self):
         """After a failed publish: the last snapshot again, paused and with the error, so

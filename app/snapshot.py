@@ -107,7 +107,8 @@ class Snapshot:
     joint_bodies: tuple = ()        # (njoint,) (body A, body B) indices
     motors: tuple = ()              # (joint index, physics.DCMotor) per motor
     motor_state: Mapping[str, Any] | None = None  # World.motor_state after the last step:
-                                    # joint, voltage, current, torque, speed, power (nmotor,)
+                                    # joint, voltage, target, current, torque, speed, power
+    motor_modes: tuple = ()         # World.motor_modes: (mode, held) per motor
     joint_limits: tuple | None = None  # (njoint,) (lower, upper) or None per joint
     joint_anchor: np.ndarray | None = None  # (njoint, 3) anchor on body B, world
     joint_axis: np.ndarray | None = None    # (njoint, 3) joint axis, world (unit)

@@ -307,6 +307,7 @@ class _Joint:
     motor: "DCMotor | None" = None
     voltage: float = 0.0
     controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
+    held: tuple | None = None   # the controller a set_voltage took over (resume_controller)
     mimic: tuple | None = None   # (leader joint name, multiplier, offset): q = m q_leader + o
 
 
@@ -407,6 +408,7 @@ class World:
         self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                               np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
+        self.controllers_changed = 0   # counts changes of what drives the motors (motor_modes)
         self._loads = []
         self._model = self._state = self._work = None
         self._trees = None   # the trees' blocks (articulation.py), built with the model
@@ -733,7 +735,8 @@ class World:
             raise ValueError(f"{where}: controller mode must be one of {sorted(modes)} "
                              f"(got {mode!r})")
         if modes[mode] == CTRL_VOLTAGE:
-            joint_.controller = None
+            joint_.controller = joint_.held = None
+            self.controllers_changed += 1
             self._invalidate()
             return
         gains = []
@@ -765,7 +768,35 @@ class World:
                 raise ValueError(f"{where}: target must be a finite number (got {target})")
             row[:2] = (TRAJ_CONSTANT, t)
         joint_.controller = (modes[mode], tuple(gains), row, keys)
+        joint_.held = None
+        self.controllers_changed += 1
         self._invalidate()
+
+    def resume_controller(self, joint):
+        """Hand the motor on `joint` back to the controller that a voltage took over
+        (set_voltage), with the set-point it has now (set_target moves a held controller's
+        set-point too). Effective at the next step."""
+        j = self._joint_index(joint)
+        joint_ = self._joints[j]
+        where = f"joint {joint_.name!r}"
+        if joint_.motor is None:
+            raise ValueError(f"{where} has no motor")
+        if joint_.held is None:
+            now = "its controller drives it" if joint_.controller else "no controller was set"
+            raise ValueError(f"{where}: no controller to hand back ({now})")
+        joint_.controller, joint_.held = joint_.held, None
+        self.controllers_changed += 1
+        self._invalidate()
+
+    @property
+    def motor_modes(self):
+        """Per motor, in motor_state's order: (mode, held), mode what sets its voltage now
+        ("position" or "velocity": its controller; "voltage": set_voltage), held True where a
+        voltage took over a controller that resume_controller hands back. controllers_changed
+        counts the changes (read this again when it moved)."""
+        names = {CTRL_POSITION: "position", CTRL_VELOCITY: "velocity"}
+        return tuple((names[j.controller[0]] if j.controller else "voltage", j.held is not None)
+                     for j in self._joints if j.motor is not None)
 
     def set_target(self, joint, target, rate=0.0):
         """Move the constant set-point of the position or velocity controller on `joint`
@@ -775,16 +806,20 @@ class World:
         j = self._joint_index(joint)
         joint_ = self._joints[j]
         where = f"joint {joint_.name!r}"
-        if joint_.motor is None or joint_.controller is None:
+        if joint_.motor is None or (joint_.controller is None and joint_.held is None):
             raise ValueError(f"{where} has no position or velocity controller "
                              "(set_controller first)")
         t, w = _number(f"{where}: target", target), _number(f"{where}: rate", rate)
         if not (math.isfinite(t) and math.isfinite(w)):
             raise ValueError(f"{where}: target and rate must be finite numbers "
                              f"(got {target}, {rate})")
-        mode, gains, row, keys = joint_.controller
         row = np.zeros(MOTOR_TRAJ)
         row[:3] = (TRAJ_CONSTANT, t, w)
+        if joint_.controller is None:   # a voltage holds it: the set-point waits for it
+            mode, gains, _, _ = joint_.held
+            joint_.held = (mode, gains, row, ())
+            return
+        mode, gains, _, keys = joint_.controller
         if keys:
             joint_.controller = (mode, gains, row, ())
             self._invalidate()
@@ -796,7 +831,8 @@ class World:
 
     def set_voltage(self, joint, voltage):
         """The supply voltage of the motor on `joint` (V), effective at the next step; a
-        controller on it is stopped (set_controller sets voltages itself)."""
+        controller on it is held (it would set the voltage itself) until resume_controller
+        hands the motor back to it."""
         j = self._joint_index(joint)
         joint_ = self._joints[j]
         if joint_.motor is None:
@@ -808,7 +844,8 @@ class World:
                              f"+-{limit:g} V, the motor's supply limit (got {voltage})")
         joint_.voltage = u
         if joint_.controller is not None:
-            joint_.controller = None
+            joint_.held, joint_.controller = joint_.controller, None
+            self.controllers_changed += 1
             self._invalidate()
         if self._model is not None:
             m = int(np.flatnonzero(self._model.motor_joint == j)[0])

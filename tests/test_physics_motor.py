@@ -292,3 +292,39 @@ def test_a_scene_file_controller_with_falling_keyframe_times_names_the_field(tmp
                    'keyframes = [[1.0, 0.0], [0.5, 1.0]] }'))
     with pytest.raises(SceneError, match=r"motor.controller.keyframes.*rising"):
         read_scene(path)
+
+
+def test_a_voltage_holds_the_controller_and_resume_hands_the_motor_back():
+    """set_voltage takes a controlled motor over without losing its controller; the held
+    controller's set-point can still be moved, and resume_controller hands the motor back to
+    it: the PD then settles on the new set-point (no load: no steady-state error)."""
+    world = arm_axle(kp=0, kd=0)
+    world.set_controller("axle", "position", kp=40.0, kd=4.0, target=1.0)
+    assert world.motor_modes == (("position", False),)
+    world.step(1500)
+    assert world.joint_coord[0] == pytest.approx(1.0, abs=1e-3)
+    seen = world.controllers_changed
+    world.set_voltage("axle", 0.0)
+    assert world.motor_modes == (("voltage", True),) and world.controllers_changed > seen
+    world.set_target("axle", -0.5)           # (an IK hook's tick while held: no error)
+    world.step(200)
+    assert world.motor_state["voltage"][0] == 0.0         # the controller is not acting
+    assert world.joint_coord[0] == pytest.approx(1.0, abs=0.05)
+    world.resume_controller("axle")
+    assert world.motor_modes == (("position", False),)
+    world.step(1500)
+    assert world.joint_coord[0] == pytest.approx(-0.5, abs=1e-3)
+    with pytest.raises(ValueError, match="'axle': no controller to hand back"):
+        world.resume_controller("axle")
+
+
+def test_a_motor_without_a_controller_has_none_to_hand_back():
+    world = arm_axle(kp=0, kd=0)
+    world.set_voltage("axle", 3.0)
+    assert world.motor_modes == (("voltage", False),)
+    with pytest.raises(ValueError, match="no controller was set"):
+        world.resume_controller("axle")
+    world.set_controller("axle", "position", kp=1.0)
+    world.set_voltage("axle", 1.0)
+    world.set_controller("axle", "voltage")      # dropping the controller drops the held one
+    assert world.motor_modes == (("voltage", False),)
