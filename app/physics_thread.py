@@ -109,6 +109,7 @@ class PhysicsThread(threading.Thread):
         self._warning = None
         self._runaway = ()          # the settings whose check paused this world (BoundError)
         self._generation = 0
+        self._run = 0               # Snapshot.run
         self._owed = 0.0            # simulated seconds due but not yet stepped
         self._sim_total = 0.0       # simulated seconds stepped, over all worlds (for the RTF)
         self._rates = deque()       # (wall s, _sim_total) samples for the RTF
@@ -369,9 +370,11 @@ class PhysicsThread(threading.Thread):
         name = getattr(source, "__name__", "world") if callable(source) else Path(source).stem
         return printable(name)
 
-    def _install(self, world, scene):
+    def _install(self, world, scene, run_on=False):
+        """A new world on show (run_on: the same world going on, its joints changed)."""
         self._world, self._scene = world, scene
         self._generation += 1
+        self._run += 0 if run_on else 1
         self._step_s = MAX_CALL_S / 16  # until measured: the first call does at most 16 steps
         self._step = 0
         self._pending.clear()
@@ -394,11 +397,12 @@ class PhysicsThread(threading.Thread):
 
     def _joints_changed(self):
         """A controller hook grasped or released (a joint made or removed at run time): the
-        telemetry's columns change, so what was recorded is published and the plots start
-        afresh, as after a load, with the world and its time going on."""
+        telemetry's columns change, so what was recorded is published and a new generation
+        begins, with the world, its run and its time going on (the plots keep the joints that
+        remain: PlotBuffer)."""
         self._publish()
         step = self._step
-        self._install(self._world, self._scene)
+        self._install(self._world, self._scene, run_on=True)
         self._step = step
         self._changed = True
 
@@ -448,7 +452,7 @@ class PhysicsThread(threading.Thread):
         contacts = w.contacts()
         snapshot = Snapshot(
             scene=self._scene, source=None if callable(self._source) else self._source,
-            generation=self._generation, step=self._step, time=w.time, dt=w.dt,
+            generation=self._generation, run=self._run, step=self._step, time=w.time, dt=w.dt,
             paused=self._paused, ready=self._ready, speed=self._speed,
             compile_progress=self._compile_progress,
             realtime_factor=self._realtime_factor(), settings=w.settings,

@@ -3,7 +3,9 @@
 Fed with snapshots as the window draws them, it takes each step exactly once: rows are
 matched by step number against the snapshots' telemetry history, so a snapshot seen twice
 adds nothing and snapshots never seen cost nothing as long as the history still reaches
-back to the last step taken.  A load or reset (a new generation) starts the buffer afresh.
+back to the last step taken.  A load or reset (a new run) starts the buffer afresh; a grasp or
+release (a new generation of the same run: joints made or removed, the world going on) keeps
+the rows of the joints that remain, and a new joint's earlier rows are NaN.
 
 The data are kept channel-major, so every series handed out (`t`, `series`) is one
 contiguous array, as ImPlot wants; they are read-only views valid until the next `feed`.
@@ -35,6 +37,7 @@ class PlotBuffer:
         self.seconds = float(seconds)
         self.max_rows = int(max_rows)
         self.generation = None
+        self.run = None
         self.joint_names = ()
         self.joint_coord_names = ()
         self.motored = ()          # joints with a motor
@@ -56,8 +59,11 @@ class PlotBuffer:
     def feed(self, snapshot):
         """Take the steps of `snapshot` not taken yet; returns how many rows were added."""
         history = snapshot.history
-        if snapshot.generation != self.generation:
+        if snapshot.generation != self.generation and snapshot.run == self.run:
             self.generation = snapshot.generation
+            self._rejoint(snapshot)
+        elif snapshot.generation != self.generation:
+            self.generation, self.run = snapshot.generation, snapshot.run
             self.joint_names = snapshot.joint_names
             self.joint_coord_names = snapshot.joint_coord_names
             self.motored = tuple(j for j, _ in snapshot.motors)
@@ -75,6 +81,27 @@ class PlotBuffer:
             added += self._append(chunk, skip)
             self._last_step = chunk.last_step
         return added
+
+    def _rejoint(self, snapshot):
+        """The world's joints (or contact sensors) changed as it went on: each row of those
+        that remain moves to its new place, by name; the new ones' past is NaN."""
+        capacity = self._t.shape[0]
+        joint = np.full((len(snapshot.joint_names), len(JOINT_CHANNELS), capacity), np.nan)
+        old = {name: j for j, name in enumerate(self.joint_names)}
+        for j, name in enumerate(snapshot.joint_names):
+            if name in old:
+                joint[j] = self._joint[old[name]]
+        sensor_names = tuple(snapshot.body_names[i] for i in snapshot.sensor_bodies)
+        contact = np.full((len(sensor_names), len(CONTACT_CHANNELS), capacity), np.nan)
+        old = {name: i for i, name in enumerate(self.sensor_names)}
+        for i, name in enumerate(sensor_names):
+            if name in old:
+                contact[i] = self._contact[old[name]]
+        self._joint, self._contact = joint, contact
+        self.joint_names = snapshot.joint_names
+        self.joint_coord_names = snapshot.joint_coord_names
+        self.motored = tuple(j for j, _ in snapshot.motors)
+        self.sensor_bodies, self.sensor_names = snapshot.sensor_bodies, sensor_names
 
     def _append(self, chunk, skip):
         rows = slice(max(skip, len(chunk) - self.max_rows), len(chunk))

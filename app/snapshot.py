@@ -78,7 +78,7 @@ class Snapshot:
     """The state of the simulation after `step` steps of world number `generation`."""
     scene: str                      # a name to show: the file's stem or the factory's name
     source: str | None              # the scene file, None for a world built in code
-    generation: int                 # goes up at every load and reset; step counts restart
+    generation: int                 # goes up at every load, reset, grasp and release
     step: int                       # steps done in this world
     time: float                     # simulated time, s
     dt: float                       # s
@@ -101,6 +101,8 @@ class Snapshot:
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
     warning: str | None = None      # what loading the scene warned of (MJCF it cannot simulate)
+    run: int = 0                    # goes up at every load and reset (steps count from 1
+                                    # again); a grasp or release (a new generation) keeps it
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
     body_mass: np.ndarray | None = None     # (nbody,) kg (0 for static and kinematic bodies)
     body_inertia: np.ndarray | None = None  # (nbody, 3) principal moments, kg m^2

@@ -158,9 +158,10 @@ def test_axis_labels_carry_the_units_of_the_plotted_joints():
 class _Snap:
     """The few snapshot fields PlotBuffer.feed reads."""
 
-    def __init__(self, generation, history, names=("slider", "hinge")):
+    def __init__(self, generation, history, names=("slider", "hinge"), run=0):
         self.generation, self.history, self.step = generation, history, history[-1].last_step
-        self.joint_names, self.joint_coord_names = names, ("position", "angle")
+        self.run = run
+        self.joint_names, self.joint_coord_names = names, ("position", "angle")[:len(names)]
         self.motors, self.sensor_bodies, self.body_names = (), (), ("world",)
 
 
@@ -175,3 +176,82 @@ def test_plot_buffer_channels_by_name_and_alias():
     assert np.array_equal(buffer.series("slider", "fz"), joint[:, 0, 10])
     with pytest.raises(KeyError, match="no channel"):
         buffer.series("hinge", "wobble")
+
+
+def test_a_grasp_keeps_the_plotted_history_of_the_joints_that_remain():
+    """A grasp or release makes a new generation of the same run (a joint made or removed,
+    the world going on): the rows of the joints that remain stay, by name, and a new joint's
+    past is NaN (no line); a load or reset (a new run) starts afresh."""
+    before = np.arange(5 * 2 * 14, dtype=float).reshape(5, 2, 14)
+    after = -np.arange(3 * 2 * 14, dtype=float).reshape(3, 2, 14)
+    buffer = PlotBuffer()
+    buffer.feed(_Snap(1, (Telemetry(1, np.arange(1, 6) * 0.01, before, np.zeros((5, 3))),)))
+    grasp = _Snap(2, (Telemetry(6, np.arange(6, 9) * 0.01, after, np.zeros((3, 3))),),
+                  names=("hinge", "grip"))
+    assert buffer.feed(grasp) == 3
+    assert list(buffer.steps) == list(range(1, 9))
+    assert np.array_equal(buffer.series("hinge", "coord"),
+                          np.concatenate([before[:, 1, 0], after[:, 0, 0]]))
+    grip = buffer.series("grip", "velocity")
+    assert np.isnan(grip[:5]).all() and np.array_equal(grip[5:], after[:, 1, 1])
+    assert buffer.joint_names == ("hinge", "grip") and "slider" not in buffer.joint_names
+    reset = _Snap(3, (Telemetry(1, np.arange(1, 3) * 0.01, after[:2], np.zeros((2, 3))),),
+                  names=("hinge", "grip"), run=1)
+    buffer.feed(reset)
+    assert list(buffer.steps) == [1, 2]
+
+
+GRASPING = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from sharnir.app.window import App
+    from sharnir.physics import World
+    from sharnir.physics.shape import Box
+
+    def make():
+        w = World(dt=1 / 240)
+        w.add_body("hand", Box((0.05, 0.05, 0.05)), mass=0.5, pos=(0.0, 0.0, 1.0))
+        w.add_joint("arm", "revolute", "world", "hand", anchor=(0.2, 0.0, 1.0), axis=(0, 1, 0))
+        w.add_body("box", Box((0.05, 0.05, 0.05)), mass=2.0, pos=(0.0, 0.0, 0.9))
+        held = []
+        def hook(world):
+            if world.time >= 0.3 and not held:
+                held.append(world.grasp("hand", "box"))
+            elif world.time >= 0.6 and len(held) == 1:
+                world.release(held[0])
+                held.append(None)
+        w.set_hook(hook)
+        return w
+
+    app = App(make, width=900, height=700)
+    try:
+        deadline = time.time() + 900
+        while not app.snapshot.ready and time.time() < deadline:
+            app.run_frames(1)
+            time.sleep(0.05)
+        seen = set()
+        while app.snapshot.time < 0.9 and time.time() < deadline:
+            app.run_frames(1)
+            seen.add(tuple(app.snapshot.joint_names))
+            time.sleep(0.01)
+        buf = app.plot
+        arm = buf.series("arm", "coord")
+        out = {"seen": sorted(seen), "names": list(buf.joint_names), "t0": float(buf.t[0]),
+               "t1": float(buf.t[-1]), "rows": len(buf), "missed": buf.missed,
+               "arm_nan": int(np.isnan(arm).sum()), "steps_ok": bool(
+                   np.all(np.diff(buf.steps) >= 1))}
+    finally:
+        app.close()
+    print(json.dumps(out))
+""")
+
+
+def test_the_plot_keeps_its_history_through_a_grasp_and_a_release(tmp_path):
+    """The app's plot across a hook's grasp (t = 0.3 s) and release (0.6 s): the arm's curve
+    goes on from the start, nothing is wiped."""
+    out = run_headless_child(GRASPING, cwd=tmp_path)
+    assert ["arm", "grasp:hand:0"] in out["seen"]          # the grasp was on show
+    assert out["names"] == ["arm"]                        # released again
+    assert out["t0"] <= 0.3 and out["t1"] >= 0.6          # one history through both
+    assert out["arm_nan"] == 0
+    assert out["rows"] + out["missed"] >= round(out["t1"] * 240) - 1
