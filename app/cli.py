@@ -58,12 +58,31 @@ conventions:
 
 RUN_EPILOG = CONVENTIONS + """
 outputs:
-  --csv   one row per step: t, then for every joint J: J.angle (J.position for
-          prismatic joints), J.velocity, J.friction, J.sliding (0 = stuck, 1 = sliding)
+  --csv   one row per step, these columns in this order:
+            t (s);
+            for every joint J: J.angle (rad; J.position in m for a prismatic
+              joint), J.velocity (rad/s or m/s), J.friction (its friction
+              torque or force, N m or N), J.sliding (0 = stuck, 1 = sliding);
+            for every joint J with a DC motor: J.voltage (V), J.current (A),
+              J.torque (N m; N on a prismatic joint), J.motor_speed (the
+              rotor's rad/s: the gear ratio times the joint's rate);
+            for every joint J: J.fx, J.fy, J.fz (N), J.tx, J.ty, J.tz (N m):
+              the force and torque body A exerts on body B through the joint
+              (its rows and its motor), world frame, torque about the anchor;
+            for every contact sensor body B (a dynamic body with a shape that
+              a joint holds: a foot, a door): B.contact_fx, B.contact_fy,
+              B.contact_fz (N), B.contact_tx, B.contact_ty, B.contact_tz
+              (N m): the summed contact force on B, world frame, and its
+              torque about B's centre of mass
   --npz   arrays t (steps,), body_names, body_pos (steps, nbody, 3),
           body_quat (steps, nbody, 4) (bodies without the fixed world body),
           joint_names, joint_types, and joint_coord, joint_velocity,
-          joint_friction, joint_sliding (steps, njoint) each; joint_sliding is boolean
+          joint_friction, joint_sliding (steps, njoint) each (joint_sliding
+          is boolean); motor_joints (nmotor,) and motor_voltage,
+          motor_current, motor_torque, motor_speed (steps, nmotor) each;
+          joint_reaction (steps, njoint, 6): fx, fy, fz, tx, ty, tz as in
+          the CSV; contact_bodies (nsensor,) and contact_force
+          (steps, nsensor, 6) as in the CSV
   --json  the summary as one JSON object on the last line of stdout (a number
           that is not finite is written as null)
   Outputs are written whole or not at all; missing folders are created.
@@ -137,13 +156,14 @@ def _parser():
     run = commands.add_parser(
         "run",
         help="run a scene headless and report the result",
-        description="Run a scene file without a window, then print a summary of the final state.",
+        description="Run a scene without a window, then print a summary of the final state.",
         epilog=RUN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.set_defaults(handler=_run, list=False)
     run.add_argument("scene", metavar="SCENE",
-                     help="scene file (TOML) or a shipped scene's name (sharnir --list)")
+                     help="a scene file (.toml), MuJoCo MJCF model (.xml) or URDF robot "
+                          "(.urdf), or a shipped scene's name (sharnir --list)")
     run.add_argument("--duration", type=_positive_seconds, metavar="S",
                      help="simulated seconds (default: the scene's duration, else 5)")
     run.add_argument("--dt", type=float, metavar="S", help="time step in s (default: the scene's)")
@@ -154,8 +174,11 @@ def _parser():
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                      help="override a scene value by dotted path, e.g. joints.hinge.friction=35 "
                           "(VALUE is TOML; repeatable)")
-    run.add_argument("--csv", metavar="OUT.csv", help="write the joint series as CSV")
-    run.add_argument("--npz", metavar="OUT.npz", help="write body and joint series as NumPy .npz")
+    run.add_argument("--csv", metavar="OUT.csv",
+                     help="write the joint and contact sensor series as CSV (columns below)")
+    run.add_argument("--npz", metavar="OUT.npz",
+                     help="write the body, joint, motor and contact sensor series as NumPy "
+                          ".npz (arrays below)")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
     _asset_root_option(run)
@@ -198,7 +221,8 @@ def _app_parser():
     )
     parser.set_defaults(command="app", handler=_app, list=False)
     parser.add_argument("scene", metavar="SCENE",
-                        help="scene file (TOML) or a shipped scene's name (sharnir --list)")
+                        help="a scene file (.toml), MuJoCo MJCF model (.xml) or URDF robot "
+                             "(.urdf), or a shipped scene's name (sharnir --list)")
     parser.add_argument("--screenshot", metavar="OUT.png",
                         help="render headless (no display needed) to this PNG and exit")
     parser.add_argument("--frames", type=_frame_count, metavar="N",

@@ -3,7 +3,8 @@
 `HELP` lists every control, mouse included, as (control, what it does) rows; the F1
 overlay shows it as is, so it stays the one description of the controls.  Escape is no
 shortcut: ImGui takes it to leave a text field or close a dialog, and the window to close
-this help; it never quits (Ctrl+Q or the window's close button do).
+this help; it never quits (Ctrl+Q or the window's close button do).  Tab hides the panel
+only while no text field has the keyboard: in a field, ImGui has it.
 """
 from pyglet.window import key
 
@@ -19,6 +20,14 @@ SHORTCUTS = {
     key.H: "toggle_shadows",
     key.K: "toggle_contacts",
     key.S: "cycle_shape_view",
+    key.TAB: "toggle_panel",
+    # + and - on any keyboard: the = key is + with Shift on many layouts, and pyglet names
+    # a key by its unshifted symbol
+    key.PLUS: "faster",
+    key.EQUAL: "faster",
+    key.NUM_ADD: "faster",
+    key.MINUS: "slower",
+    key.NUM_SUBTRACT: "slower",
     key.F1: "toggle_help",
     key.F12: "screenshot",
 }
@@ -45,6 +54,11 @@ HELP = (
           "shapes instead (what contacts see: a URDF's <collision>, an MJCF's colliding "
           "geoms); by their visuals with the collision shapes over them in see-through "
           "magenta (also where the visuals hide them)"),
+    ("Tab", "hide / show the panel (the view takes the whole window); not while typing in "
+            "a text field, where Tab is the field's"),
+    ("+ / -", "run the simulation faster / slower: x1/32, x1/16 ... x1 ... x4, doubling or "
+              "halving (also the keypad's + and -); the panel's speed slider sets any value "
+              "between"),
     ("F1", "show / hide this help"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
     ("Escape", "leave a text field, close a dialog or this help (never quits)"),

@@ -9,8 +9,8 @@ the command and returns a note for the user (None when the value was taken as gi
 Tests call those without drawing anything.
 
 Loading goes through the physics thread's `Load` command, which answers only through the
-snapshots: `check_load` (every frame) sees the load succeed when the generation changes to a
-world from that file, or fail when `error_count` goes up first; a failure opens the
+snapshots: `check_load` (every frame) sees the load succeed when the run (Snapshot.run) changes
+to a world from that file, or fail when `error_count` goes up first; a failure opens the
 "Load failed" modal (`PanelState.load_error`) with the loader's whole message, and the
 current scene keeps running.
 """
@@ -18,6 +18,8 @@ import math
 import os
 import shutil
 import sys
+import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from imgui_bundle import imgui, implot
 
 from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
 from sharnir.render.renderer import COLLISION, OVERLAY, VISUALS
+from sharnir.scenes import SCENE_DIR, SceneError, resolve_scene
 
 from .commands import (
     Configure,
@@ -33,8 +36,10 @@ from .commands import (
     Pause,
     Reset,
     Resume,
+    ResumeController,
     SetFriction,
     SetSpeed,
+    SetTarget,
     SetVoltage,
     Step,
 )
@@ -78,6 +83,19 @@ MOTOR_PLOT_CHANNELS = ("voltage", "current", "torque", "motor_speed")
 PANEL_MIN_WIDTH = 320.0         # px; the panel's width can be dragged between these
 PANEL_MAX_SHARE = 0.75          # of the window's width
 MESSAGE_WRAP_EMS = 40           # notes and errors wrap at this many font sizes
+# A note stays NOTE_SECONDS, longer ones a second more per NOTE_CHARS_PER_S characters (up to
+# NOTE_MAX_SECONDS), then fades out over NOTE_FADE_S; the pointer on it keeps it.  Physics
+# errors stay until the world is replaced (the simulation paused for them); a failed load
+# stays in its modal until closed.
+NOTE_SECONDS = 5.0
+NOTE_CHARS_PER_S = 20.0
+NOTE_MAX_SECONDS = 20.0
+NOTE_FADE_S = 1.0
+# The speeds + and - step through: doublings from the slowest to the fastest speed.
+SPEED_LADDER = tuple(2.0 ** k for k in range(round(math.log2(SPEED_MIN)),
+                                               round(math.log2(SPEED_MAX)) + 1))
+DESCRIPTION_READ_MAX = 64 * 1024  # bytes of a scene file read for its description, at most
+DESCRIPTION_LINES_MAX = 20        # lines its description may span (a multi-line string)
 HELP_WRAP_EMS = 36              # the F1 overlay's descriptions wrap at this many font sizes
 PLOT_DEFAULT_JOINTS = 4         # a new scene plots its first joints
 PLOT_SHARE = 0.4                # of the panel's height, for the plot at its bottom
@@ -119,6 +137,13 @@ class PanelState:
     plot_joints_of: tuple | None = None                 # the joint names `plotted` is for
     width: float | None = None                          # px, the panel's size last frame
     height: float | None = None
+    note_since: float = 0.0                             # time.monotonic() when `note` was set
+    description: tuple = (None, "")                     # (scene file, its description)
+
+    def __setattr__(self, name, value):
+        if name == "note":  # every note set (even the same text again) is shown afresh
+            object.__setattr__(self, "note_since", time.monotonic())
+        object.__setattr__(self, name, value)
 
     def recent_files(self):
         if self.recent is None:
@@ -133,7 +158,7 @@ class PendingLoad:
     """A Load sent to the physics thread, with what the snapshots said when it was sent."""
     path: str
     what: str            # "open" or "reload"
-    generation: int
+    run: int
     error_count: int
 
 
@@ -164,6 +189,35 @@ def request_speed(send, value):
     if v is not None:
         send(SetSpeed(v))
     return note
+
+
+def next_speed(current, faster):
+    """The speed of SPEED_LADDER next above (`faster`) or below `current`, which need not be
+    on the ladder (the slider sets any value); at an end of the ladder, that end."""
+    if faster:
+        above = [s for s in SPEED_LADDER if s > current * (1.0 + 1e-9)]
+        return above[0] if above else SPEED_LADDER[-1]
+    below = [s for s in SPEED_LADDER if s < current * (1.0 - 1e-9)]
+    return below[-1] if below else SPEED_LADDER[0]
+
+
+def speed_text(speed):
+    """A speed as the panel and the notes show it: x4, x1, x1/8, or x0.3 between."""
+    if speed >= 1.0 or not float(1.0 / speed).is_integer():
+        return f"x{speed:.3g}"
+    return f"x1/{1.0 / speed:.0f}"
+
+
+def request_speed_step(send, current, faster):
+    """One step up or down SPEED_LADDER from `current` (the + and - keys); returns (the speed
+    asked, the note that tells it)."""
+    speed = next_speed(current, faster)
+    request_speed(send, speed)
+    if faster and speed <= current * (1.0 + 1e-9):
+        return speed, f"speed {speed_text(speed)}: the fastest (- slows down)"
+    if not faster and speed >= current * (1.0 - 1e-9):
+        return speed, f"speed {speed_text(speed)}: the slowest (+ speeds up)"
+    return speed, f"speed {speed_text(speed)}"
 
 
 def request_settings(send, **changes):
@@ -225,31 +279,98 @@ def request_voltage(snapshot, send, joint, value):
     return note
 
 
+def request_target(snapshot, send, joint, value):
+    """Move the set-point of the controller on `joint`'s motor (the joint's unit: rad, m, or a
+    rate per second); a note if it is refused here."""
+    motors = {snapshot.joint_names[j] for j, _ in snapshot.motors}
+    if joint not in motors:
+        return f"set-point: joint {joint!r} has no motor"
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return f"set-point: not a number ({value!r}); the previous value is kept"
+    if not math.isfinite(v):
+        return f"set-point: not a finite number ({value!r}); the previous value is kept"
+    send(SetTarget(joint, v))
+    return None
+
+
+def _target_range(snapshot, j, motor, mode, target):
+    """The set-point slider's span, in the joint's unit: its limits (or a turn, a metre) for a
+    position controller, the motor's no-load speed at full supply for a velocity one; wide
+    enough to hold the present set-point."""
+    slider = snapshot.joint_coord_names[j] == "position"
+    if mode == "position":
+        limits = snapshot.joint_limits[j] if snapshot.joint_limits is not None else None
+        lo, hi = limits if limits is not None else ((-1.0, 1.0) if slider else (-math.pi,
+                                                                                  math.pi))
+    else:
+        top = motor.no_load_speed(motor.voltage_limit) if math.isfinite(
+            motor.voltage_limit) else 10.0
+        lo, hi = -abs(top), abs(top)
+    return min(lo, target), max(hi, target)
+
+
 def draw_motors(snapshot, send, state):
-    """A voltage slider per DC motor, live, with its current, torque, rotor speed and power;
-    the hover shows what the motor is (stall torque, no-load speed, T_e at this voltage)."""
+    """A slider per DC motor, live, with its current, torque, rotor speed and power. What
+    sets the motor's voltage is shown: its controller (the slider moves the set-point; angles
+    in degrees; "use voltage" takes the motor over by hand) or the voltage (the slider; where
+    it took over a controller, "hand back" gives the motor back to it). The hover shows what the
+    motor is (stall torque, no-load speed, T_e at this voltage)."""
     if not snapshot.motors or snapshot.motor_state is None:
         return
     if not imgui.collapsing_header("Motors", imgui.TreeNodeFlags_.default_open):
         return
     ms = snapshot.motor_state
+    modes = snapshot.motor_modes
     for m, (j, motor) in enumerate(snapshot.motors):
         name = snapshot.joint_names[j]
+        mode, held = modes[m] if m < len(modes) else ("voltage", False)
         imgui.push_id(f"motor-{name}")
         u = float(ms["voltage"][m])
-        top = motor.voltage_limit if math.isfinite(motor.voltage_limit) else max(24.0, abs(u))
+        slider = snapshot.joint_coord_names[j] == "position"
         imgui.set_next_item_width(200)
-        changed, value = imgui.slider_float(f"{name} (V)", u, -top, top, "%.2f V")
-        if changed:
-            _note(state, request_voltage(snapshot, send, name, value))
+        if mode == "voltage":
+            top = motor.voltage_limit if math.isfinite(motor.voltage_limit) else max(24.0,
+                                                                                     abs(u))
+            changed, value = imgui.slider_float(f"{name} (V)", u, -top, top, "%.2f V")
+            if changed:
+                _note(state, request_voltage(snapshot, send, name, value))
+            hover = "Ctrl+click to type a value"
+        else:
+            target = float(ms["target"][m])
+            lo, hi = _target_range(snapshot, j, motor, mode, target)
+            scale = 1.0 if slider else math.degrees(1.0)
+            unit = ("m" if slider else "deg") + ("/s" if mode == "velocity" else "")
+            changed, value = imgui.slider_float(name, target * scale, lo * scale, hi * scale,
+                                                f"%.3g {unit}")
+            if changed:
+                _note(state, request_target(snapshot, send, name, value / scale))
+            hover = (f"the {mode} controller's set-point ({u:.2f} V now); a behaviour may move "
+                     "it too; Ctrl+click to type a value")
         if imgui.is_item_hovered():
-            unit = "N" if snapshot.joint_coord_names[j] == "position" else "N m"
+            unit = "N" if slider else "N m"
             imgui.set_tooltip(
                 f"stall torque {motor.stall_torque(u):.3g} {unit}, no-load speed "
                 f"{motor.no_load_speed(u):.3g} /s, T_e = L/R {motor.electrical_time_constant:.3g}"
-                " s; Ctrl+click to type a value")
+                f" s; {hover}")
+        if mode != "voltage":
+            imgui.text_disabled(f"  {mode} control")
+            imgui.same_line()
+            if imgui.small_button("use voltage"):
+                _note(state, request_voltage(snapshot, send, name, u))
+            if imgui.is_item_hovered():
+                imgui.set_tooltip("drive this motor by its voltage instead (the controller is "
+                                  "held until you hand the motor back)")
+        elif held:
+            imgui.text_disabled("  voltage (controller held)")
+            imgui.same_line()
+            if imgui.small_button("hand back"):
+                send(ResumeController(name))
+            if imgui.is_item_hovered():
+                imgui.set_tooltip("hand this motor back to its controller")
         imgui.text(f"  {ms['current'][m]:.3g} A  {ms['torque'][m]:.3g} "
-                   f"{'N' if snapshot.joint_coord_names[j] == 'position' else 'N m'}  "
+                   f"{'N' if slider else 'N m'}  "
                    f"rotor {ms['speed'][m]:.4g} rad/s  {ms['power'][m]:.3g} W")
         imgui.pop_id()
 
@@ -261,15 +382,25 @@ def toggle_pause(snapshot, send):
 def request_load(snapshot, send, state, path, what="open"):
     """Load the scene file `path` (through the physics thread's Load); returns a note when
     the path is refused here (empty, missing, a folder), else None.  `check_load` later
-    tells how the load went."""
+    tells how the load went.  As on the command line (scenes.resolve_scene), a relative path
+    is taken from the current folder, and a bare name that is no file there is a shipped
+    scene's (`biped`, `door.toml`)."""
     if isinstance(path, bytes):  # (a file name as bytes, e.g. from a drop)
         path = os.fsdecode(path)
     text = str(path).strip() if path is not None else ""
     if not text:
-        return f"{what}: type the path of a scene file (.toml, .xml, .urdf) first"
+        return (f"{what}: type the path of a scene file (.toml, .xml, .urdf) or a shipped "
+                "scene's name first")
     full = os.path.normpath(os.path.abspath(os.path.expanduser(text)))
     if not os.path.exists(full) and os.path.exists(from_printable(full)):
         full = from_printable(full)  # a name that is not UTF-8, as the path box shows it
+    if not os.path.exists(full) and Path(text).parent == Path(".") and "\ufffd" not in text:
+        try:
+            full = str(resolve_scene(text))  # a shipped scene's name (`biped`, `door.toml`)
+        except (SceneError, OSError, ValueError):  # neither a file here nor a shipped scene
+            names = ", ".join(sorted(p.stem for p in SCENE_DIR.glob("*.toml")))
+            return (f"{what}: {full} does not exist, nor is {printable(text)!r} a shipped "
+                    f"scene ({names})")
     if not os.path.exists(full):
         if "\ufffd" in full:  # what a file manager's drop makes of bytes that are not UTF-8
             return (f"{what}: {full} does not exist (its name may not be valid UTF-8: "
@@ -277,7 +408,7 @@ def request_load(snapshot, send, state, path, what="open"):
         return f"{what}: {full} does not exist"
     if os.path.isdir(full):
         return f"{what}: {full} is a folder, not a scene file"
-    state.pending = PendingLoad(full, what, snapshot.generation, snapshot.error_count)
+    state.pending = PendingLoad(full, what, snapshot.run, snapshot.error_count)
     state.scene_path = full
     send(Load(full))
     return None
@@ -299,7 +430,7 @@ def check_load(snapshot, state):
     pending = state.pending
     if pending is None:
         return None
-    if snapshot.generation != pending.generation and snapshot.source == pending.path:
+    if snapshot.run != pending.run and snapshot.source == pending.path:
         state.pending = None
         state.loaded += 1
         done = "reloaded" if pending.what == "reload" else "loaded"
@@ -392,8 +523,9 @@ def draw_scene(snapshot, send, state):
     entered, state.scene_path = imgui.input_text(
         "##scene_path", printable(state.scene_path), imgui.InputTextFlags_.enter_returns_true)
     if imgui.is_item_hovered():
-        imgui.set_tooltip("path of a scene file (.toml, MuJoCo .xml, URDF .urdf); Enter or "
-                          "Open loads it")
+        imgui.set_tooltip("path of a scene file (.toml, MuJoCo .xml, URDF .urdf), from the "
+                          "current folder, or a shipped scene's name (biped, door...); Enter "
+                          "or Open loads it")
     imgui.same_line()
     if imgui.button("Open") or entered:
         _note(state, request_load(snapshot, send, state, state.scene_path))
@@ -961,11 +1093,29 @@ def export_csv(plot_buffer, path):
     return f"wrote {len(plot_buffer)} rows to {path}"
 
 
-def draw_messages(snapshot, state, left=0.0):
+def note_seconds(note):
+    """How long a note stays before it fades: NOTE_SECONDS, longer for a longer note."""
+    return min(NOTE_SECONDS + len(note) / NOTE_CHARS_PER_S, NOTE_MAX_SECONDS)
+
+
+def note_alpha(note, age):
+    """The opacity of `note` shown `age` s ago: 1 for note_seconds(note), then falling to 0
+    over NOTE_FADE_S (0: gone)."""
+    late = age - note_seconds(note)
+    return 1.0 if late <= 0.0 else max(0.0, 1.0 - late / NOTE_FADE_S)
+
+
+def draw_messages(snapshot, state, left=0.0, now=None):
     """The latest note and physics problem, in a box over the view's top-left corner (`left`
     px from the window's edge: right of the panel), so that they never move the panel's
-    layout.  A failed load's message is in the modal instead."""
+    layout.  A note fades out after a few seconds (note_alpha; `now`: time.monotonic()),
+    unless the pointer is on it; a physics error stays as long as the snapshots carry it.
+    A failed load's message is in the modal instead."""
     error = snapshot.error and snapshot.error_count != state.load_error_count
+    now = time.monotonic() if now is None else now
+    alpha = note_alpha(state.note, now - state.note_since) if state.note else 0.0
+    if state.note and alpha <= 0.0:
+        state.note = None   # faded out
     if not (error or state.note):
         return
     imgui.set_next_window_pos(imgui.ImVec2(left + 8, 8), imgui.Cond_.always)
@@ -973,17 +1123,22 @@ def draw_messages(snapshot, state, left=0.0):
     flags = (imgui.WindowFlags_.no_decoration | imgui.WindowFlags_.always_auto_resize
              | imgui.WindowFlags_.no_saved_settings | imgui.WindowFlags_.no_focus_on_appearing
              | imgui.WindowFlags_.no_nav | imgui.WindowFlags_.no_move)
+    imgui.push_style_var(imgui.StyleVar_.alpha, 1.0 if error else alpha)
     imgui.begin("##messages", None, flags)
     imgui.push_text_wrap_pos(imgui.get_font_size() * MESSAGE_WRAP_EMS)
     if error:
         imgui.text_colored(ERROR_COLOUR, printable(f"physics: {snapshot.error}"))
     if state.note:
         # a note may name a file whose name is not UTF-8
-        imgui.text_colored(NOTE_COLOUR, printable(state.note))
+        colour = imgui.ImVec4(NOTE_COLOUR.x, NOTE_COLOUR.y, NOTE_COLOUR.z, alpha)
+        imgui.text_colored(colour, printable(state.note))
         if imgui.small_button("dismiss"):
             state.note = None
+        elif imgui.is_window_hovered():   # being read: it stays, and starts its time anew
+            state.note_since = now
     imgui.pop_text_wrap_pos()
     imgui.end()
+    imgui.pop_style_var()
 
 
 def plot_height(available):
@@ -1039,15 +1194,21 @@ def draw_view(view):
 
 
 def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None,
-               view=None):
+               view=None, shown=True):
     """The whole panel as one window at the left edge, as tall as the window (its width can
-    be dragged, `state.width` keeps it), and the load-error modal.  The controls scroll in
-    the upper part; the plot has its own region at the bottom, always in view.  `drag` is
-    the body held with the mouse (app.drag), shown under "Selected body"; `frame_rate`
-    (app.frame_rate.FrameRate) the window's frame rate; `view` the window, whose show_*
-    flags the View section ticks."""
+    be dragged, `state.width` keeps it), and the load-error modal.  The scene's description
+    is the first line; the controls scroll in the upper part; the plot has its own region at
+    the bottom, always in view.  `drag` is the body held with the mouse (app.drag), shown
+    under "Selected body"; `frame_rate` (app.frame_rate.FrameRate) the window's frame rate;
+    `view` the window, whose show_* flags the View section ticks.  Not `shown` (Tab hid
+    it): only the notes, errors and the load-error modal, at the window's edge; loads are
+    still followed."""
     check_load(snapshot, state)
     default_plotted(snapshot, state)
+    if not shown:
+        draw_messages(snapshot, state, 0.0)
+        draw_load_error(state)
+        return
     size = imgui.get_io().display_size
     imgui.set_next_window_pos(imgui.ImVec2(0, 0), imgui.Cond_.always)
     imgui.set_next_window_size(imgui.ImVec2(width, size.y), imgui.Cond_.first_use_ever)
@@ -1059,6 +1220,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
              | imgui.WindowFlags_.no_scrollbar | imgui.WindowFlags_.no_scroll_with_mouse)
     imgui.begin("Sharnir", None, flags)
     state.width, state.height = imgui.get_window_width(), imgui.get_window_height()
+    draw_description(snapshot, state)
     plot = plot_height(imgui.get_content_region_avail().y)
     imgui.begin_child("controls", imgui.ImVec2(0, -plot))
     draw_scene(snapshot, send, state)
@@ -1075,6 +1237,69 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     imgui.end()
     draw_messages(snapshot, state, state.width)
     draw_load_error(state)
+
+
+def scene_description(source):
+    """The `description` of a TOML scene file (scenes.schema) on one line, or "" (none, or
+    not a TOML file: MJCF and URDF files have none).  A top-level key comes before the
+    file's first table, so only the start of the file is read (DESCRIPTION_READ_MAX bytes
+    at most, from a regular file), and of it only the description's own lines are parsed: a
+    generated scene's thousands of bodies are not."""
+    if not source or Path(source).suffix.lower() != ".toml":
+        return ""
+    try:
+        if not os.path.isfile(source):
+            return ""
+        with open(source, "rb") as f:
+            lines = f.read(DESCRIPTION_READ_MAX).splitlines(keepends=True)
+    except (OSError, ValueError):
+        return ""
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(b"["):
+            return ""  # the first table: no description before it
+        if line.partition(b"=")[0].strip() != b"description":
+            continue
+        # its lines: one, or a few for a multi-line string
+        for end in range(i + 1, min(i + DESCRIPTION_LINES_MAX, len(lines)) + 1):
+            try:
+                text = tomllib.loads(b"".join(lines[i:end]).decode("utf-8"))["description"]
+            except (ValueError, KeyError):  # (tomllib's and UTF-8's errors are ValueErrors)
+                continue
+            return " ".join(text.split()) if isinstance(text, str) else ""
+        return ""
+    return ""
+
+
+def elide(text, width, measure):
+    """`text` cut short with "..." to fit `width` by `measure` (text -> its width): the
+    whole of it when it fits."""
+    if measure(text) <= width:
+        return text
+    lo, hi = 0, len(text)    # the longest prefix that fits with the dots: binary search
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if measure(text[:mid].rstrip() + "...") <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + "..."
+
+
+def draw_description(snapshot, state):
+    """The scene file's description (scene_description, read once per file) as one line,
+    elided to the panel's width; the whole of it in the hover."""
+    if state.description[0] != snapshot.source:
+        state.description = (snapshot.source, scene_description(snapshot.source))
+    text = state.description[1]
+    if not text:
+        return
+    width = imgui.get_content_region_avail().x
+    imgui.text_disabled(elide(printable(text), width, lambda t: imgui.calc_text_size(t).x))
+    if imgui.is_item_hovered() and imgui.begin_tooltip():
+        imgui.push_text_wrap_pos(imgui.get_font_size() * MESSAGE_WRAP_EMS)
+        imgui.text_unformatted(printable(text))
+        imgui.pop_text_wrap_pos()
+        imgui.end_tooltip()
 
 
 def draw_help(help_rows, left=0.0):

@@ -1,4 +1,5 @@
-"""Recent scene files: the last few scenes opened in the app, most recent first.
+"""Recent scene files: the last few scenes opened in the app, most recent first; and the
+window's size when it last closed.
 
 The list lives in ``$XDG_CONFIG_HOME/sharnir/recent.json`` (``~/.config/sharnir/recent.json``
 when XDG_CONFIG_HOME is unset or not absolute) as ``{"version": 1, "files": [...]}`` with
@@ -12,6 +13,10 @@ opened (never a FIFO, a device such as /dev/zero or a folder, also behind a syml
 most READ_MAX bytes are read, and JSON nested too deep, text that is not UTF-8 or entries that
 cannot name a file (a NUL, a lone surrogate that no file name decodes to) are a note.  File
 names that are not UTF-8 are kept (as Python's surrogate escapes, written to JSON as \\udcNN).
+
+The window's size lives beside it, in ``window.json`` as ``{"version": 1, "size": [w, h]}``
+(`save_window_size`, `load_window_size`), written and read the same careful way; a file
+that is missing or not such a size is no size, and the window opens at its default.
 """
 import contextlib
 import json
@@ -36,6 +41,36 @@ def config_dir():
 
 def default_path():
     return config_dir() / "recent.json"
+
+
+def window_size_path():
+    return config_dir() / "window.json"
+
+
+def load_window_size(path=None):
+    """The window size last stored (`save_window_size`): (width, height) in px, or None when
+    none is stored or the file is not such a size."""
+    try:
+        data = json.loads(_read_regular(path or window_size_path()).decode("utf-8"))
+        width, height = data["size"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+               for v in (width, height)):
+        return None
+    return width, height
+
+
+def save_window_size(width, height, path=None):
+    """Store the window's size for the next start; returns a note if that failed, else
+    None."""
+    path = Path(path) if path is not None else window_size_path()
+    text = json.dumps({"version": FILE_VERSION, "size": [int(width), int(height)]}) + "\n"
+    try:
+        _write_atomic(path, text)
+    except (OSError, ValueError) as exc:  # ValueError: a folder name with a NUL
+        return f"window size: cannot save {printable(path)} ({_reason(exc)})"
+    return None
 
 
 def _normal(path):
@@ -117,19 +152,8 @@ class RecentFiles:
         # not UTF-8 is stored as its surrogate escapes and cannot fail to encode.
         text = json.dumps({"version": FILE_VERSION, "files": self.files}, indent=1) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                        suffix=".part")
+            _write_atomic(self.path, text)
         except (OSError, ValueError) as exc:  # ValueError: a folder name with a NUL
-            self.note = f"recent files: cannot save {printable(self.path)} ({_reason(exc)})"
-            return self.note
-        try:
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(text)
-            os.replace(temp, self.path)
-        except (OSError, ValueError) as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
             self.note = f"recent files: cannot save {printable(self.path)} ({_reason(exc)})"
             return self.note
         return None
@@ -139,6 +163,21 @@ class RecentFiles:
 
     def __len__(self):
         return len(self.files)
+
+
+def _write_atomic(path, text):
+    """Write ASCII `text` to `path` whole or not at all: a temporary file in the same folder,
+    renamed over the old one (removed if anything failed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _read_regular(path):

@@ -7,6 +7,8 @@ draws it.  Every frame goes into an offscreen framebuffer that is then copied to
 window, so a screenshot (F12) is exactly what is on screen, panel included.
 `run_frames(n)` draws n frames without pyglet's event loop (tests, headless use); `run()`
 is the interactive loop.  Under ``PYGLET_HEADLESS=1`` the window is an EGL pbuffer.
+Opened without a size, the window takes the size it closed at last time (app.recent's
+window.json, clamped by `opening_size`) and stores its size when it closes.
 """
 import math
 import sys
@@ -37,6 +39,9 @@ ZOOM_PER_NOTCH = 0.9
 FRAME_INTERVAL_S = 1.0 / 60.0
 COMPILING_FRAME_S = 0.25  # while the kernels compile, the scene and panel redraw this often
 PANEL_WIDTH = 480  # px, the panel's width when the window opens
+WINDOW_SIZE = (1280, 800)  # px, the window's first size (later: the size it closed at)
+WINDOW_MIN = (640, 400)    # px, the smallest size it reopens at
+SPEED_ASKED_S = 0.5  # s: + or - this soon after the last one steps on from the speed it asked
 
 
 def _latest_sliding(snap):
@@ -109,6 +114,28 @@ def _present(ctx, target):
     src.use()   # moderngl binds what it believes is bound (a later read would fail on 0)
 
 
+def opening_size(stored, screen=None):
+    """The size the window opens at: the `stored` one (or WINDOW_SIZE when None), at least
+    WINDOW_MIN and at most the `screen`'s size (width, height) when known."""
+    width, height = stored or WINDOW_SIZE
+    width, height = max(int(width), WINDOW_MIN[0]), max(int(height), WINDOW_MIN[1])
+    if screen:
+        width = min(width, max(int(screen[0]), WINDOW_MIN[0]))
+        height = min(height, max(int(screen[1]), WINDOW_MIN[1]))
+    return width, height
+
+
+def _screen_size():
+    """The default screen's size in px, or None when pyglet cannot tell (no display)."""
+    try:
+        import pyglet
+
+        screen = pyglet.display.get_display().get_default_screen()
+        return screen.width, screen.height
+    except Exception:  # noqa: BLE001  (no display: _open_window says so)
+        return None
+
+
 class NoDisplayError(Exception):
     """No display to open a window on."""
 
@@ -141,12 +168,19 @@ def _open_window(width, height, title):
 class App:
     """The window app for one scene file; `panel=False` draws the 3D view alone."""
 
-    def __init__(self, scene, width=1280, height=800, paused=False, panel=True,
+    def __init__(self, scene, width=None, height=None, paused=False, panel=True,
                  screenshot_dir=".", asset_roots=()):
         # a bad scene fails before a window; asset_roots: folders every scene opened in this
         # session may read files from besides its own (scenes.asset_roots)
         self.thread = PhysicsThread(scene, paused=paused, asset_roots=asset_roots)
-        self.window = _open_window(width, height, f"Sharnir - {self.thread.snapshot.scene}")
+        # no size given: the size it closed at last time, which it stores again on closing
+        self.remember_size = width is None and height is None
+        if self.remember_size:
+            from .recent import load_window_size
+
+            width, height = opening_size(load_window_size(), _screen_size())
+        self.window = _open_window(width or WINDOW_SIZE[0], height or WINDOW_SIZE[1],
+                                   f"Sharnir - {self.thread.snapshot.scene}")
         import pyglet
         self.headless = bool(pyglet.options["headless"])   # (an EGL pbuffer: nothing to show)
         self.ctx = moderngl.create_context(require=GL_VERSION[0] * 100 + GL_VERSION[1] * 10)
@@ -157,6 +191,8 @@ class App:
         self.frame_rate = FrameRate()
         self.screenshot_dir = Path(screenshot_dir)
         self.show_help = False
+        self.show_panel = True      # Tab hides it
+        self._speed_asked = None    # (speed asked, when) by the last + or -
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
         self.show_contacts = True
         self.shape_view = VISUALS     # how bodies with visuals are drawn (S: SHAPE_VIEWS)
@@ -258,7 +294,8 @@ class App:
         self.gui.new_frame(self.window.get_size(), fb_size, now - self._frame_time)
         self._frame_time = now
         panel.draw_panel(snap, self.thread.send, self.panel_state, self.plot, PANEL_WIDTH,
-                         drag=self.drag, frame_rate=self.frame_rate, view=self)
+                         drag=self.drag, frame_rate=self.frame_rate, view=self,
+                         shown=self.show_panel)
         if self.show_help:
             panel.draw_help(HELP, left=self.panel_width())
         self.fit_view()  # (the panel's width may have changed)
@@ -305,6 +342,10 @@ class App:
             return not self.thread.is_alive()
         self.closed = True
         stopped = self.thread.stop()
+        if self.remember_size:
+            from .recent import save_window_size
+
+            save_window_size(*self.window.get_size())  # (a failure only loses the size)
         self.window.switch_to()
         if self.gui is not None:
             self.gui.shutdown()
@@ -350,8 +391,8 @@ class App:
         self.renderer.fit_grid(bounds)
 
     def panel_width(self):
-        """Pixels the panel covers at the window's left (0 without one)."""
-        if self.gui is None:
+        """Pixels the panel covers at the window's left (0 without one, or hidden)."""
+        if self.gui is None or not self.show_panel:
             return 0.0
         width = getattr(self.panel_state, "width", None)
         return float(width if width else PANEL_WIDTH)
@@ -379,6 +420,33 @@ class App:
 
     def action_toggle_help(self):
         self.show_help = not self.show_help
+
+    def action_toggle_panel(self):
+        """Hide the panel (the view takes the whole window) or show it again."""
+        self.show_panel = not self.show_panel
+        if self.panel_state is not None and not self.show_panel:
+            self.panel_state.note = "panel hidden: Tab shows it again"
+
+    def action_faster(self):
+        self._step_speed(faster=True)
+
+    def action_slower(self):
+        self._step_speed(faster=False)
+
+    def _step_speed(self, faster):
+        """One step along the panel's speed ladder (+ and -), told in a note.  Within
+        SPEED_ASKED_S of the previous press, the speed it asked is the one stepped from
+        (the snapshots may not show it yet), so that quick presses add up."""
+        from .panel import request_speed_step
+
+        now = time.monotonic()
+        current = self.thread.snapshot.speed
+        if self._speed_asked is not None and now - self._speed_asked[1] < SPEED_ASKED_S:
+            current = self._speed_asked[0]
+        speed, note = request_speed_step(self.thread.send, current, faster)
+        self._speed_asked = (speed, now)
+        if self.panel_state is not None:
+            self.panel_state.note = note
 
     def action_toggle_joints(self):
         self.show_joints = not self.show_joints

@@ -105,8 +105,9 @@ def test_recent_files_live_in_the_xdg_config_folder(tmp_path, monkeypatch):
 # ---- the panel's requests -------------------------------------------------------------------
 
 def snap(generation=1, error_count=0, error=None, source=str(DOOR), scene="door", warning=None):
-    return SimpleNamespace(generation=generation, error_count=error_count, error=error,
-                           source=source, scene=scene, warning=warning)
+    # (a load makes a new run: here each generation is one)
+    return SimpleNamespace(generation=generation, run=generation, error_count=error_count,
+                           error=error, source=source, scene=scene, warning=warning)
 
 
 def fresh_state(tmp_path):

@@ -164,7 +164,7 @@ def test_printable_escapes_bytes_and_reads_back():
 def test_a_scene_whose_name_is_not_utf8_is_loaded_from_the_path_box(tmp_path):
     odd = tmp_path / ODD_NAME
     shutil.copy(DOOR, odd)
-    snap = type("Snap", (), {"generation": 1, "error_count": 0, "source": None,
+    snap = type("Snap", (), {"generation": 1, "run": 1, "error_count": 0, "source": None,
                              "scene": "door"})
     sent, state = [], PanelState(recent=RecentFiles(tmp_path / "recent.json"))
     # as typed in the box (which shows the name with \xNN escapes), as the real name, as a

@@ -146,14 +146,19 @@ X_CHILD = textwrap.dedent("""
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run (CI installs xvfb)")
 def test_window_on_a_real_x_display_closes_cleanly(tmp_path):
     """Regression: under X, closing the window raised pyglet's GLException 0x1282 (a GL
-    error the releases left pending surfaced in pyglet's glFlush)."""
+    error the releases left pending surfaced in pyglet's glFlush).  The window opens as
+    `sharnir SCENE` opens it: no larger than the screen, and it stores its size on closing
+    (here under a temporary XDG_CONFIG_HOME, not the user's)."""
     env = {k: v for k, v in os.environ.items() if k != "PYGLET_HEADLESS"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "cfg")
     result = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", sys.executable,
                              "-c", X_CHILD, str(REPO / "scenes" / "door.toml")],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
+    stored = json.loads((tmp_path / "cfg" / "sharnir" / "window.json").read_text())
+    assert stored["size"] == [1024, 768]     # 1280 x 800 asked, within the 1024 x 768 screen
 
 
 X_PICTURE_CHILD = textwrap.dedent("""

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sharnir.app.snapshot import MOTOR_CHANNELS
 from sharnir.scenes import SCENE_DIR, read_scene
 
 REPO = Path(__file__).resolve().parent.parent
@@ -248,6 +249,22 @@ def test_help_documents_the_conventions(tmp_path):
     assert result.returncode == 0
     for words in ("SI units", "z up", "(w, x, y, z)", "radians"):
         assert words in result.stdout
+
+
+def test_help_names_every_output_column_and_what_scene_may_be(door, tmp_path):
+    """Issue 27: the help said SCENE was a TOML file and named 4 of the CSV's columns."""
+    text = " ".join(sharnir("run", "--help", cwd=tmp_path).stdout.split())  # (unwrapped)
+    header, _ = read_csv(door[1] / "door.csv")
+    for column in header[1:]:          # a joint's J.x or a contact sensor body's B.x
+        part = column.partition(".")[2]
+        assert f"J.{part}" in text or f"B.{part}" in text, column
+    for part in MOTOR_CHANNELS:        # (the door has no motor)
+        assert f"J.{part}" in text, part
+    with np.load(door[1] / "door.npz") as npz:
+        for name in npz.files:
+            assert name in text, name
+    for words in (".toml", "MJCF model (.xml)", "URDF robot", "shipped scene's name"):
+        assert words in text
 
 
 # --- errors ---------------------------------------------------------------------------------

@@ -1,0 +1,163 @@
+"""Where one step's time goes: the stages of physics.solver.step timed one by one, outside the
+hot path (issue 26: "measure where it goes, stage timers in the bench").
+
+A copy of `step`'s sequence of stage calls, each pair of stages bracketed by the kernel clock,
+compiled here (numba inlines the stages, as in the step), run for `--steps` steps from the
+state a scene reaches after `--settle` steps, in each articulation mode. The copy leaves out
+the traced checks, the budget and the status codes; its total is printed beside the real
+step's time (world.run over the same steps, from a copy of the same state) so a drift of this
+copy from `step` shows. Prints a markdown table:
+
+    .venv/bin/python bench/step_stages.py                       # humanoid and biped
+    .venv/bin/python bench/step_stages.py tests/fixtures/mjcf/humanoid.xml --steps 4000
+
+The first run compiles the copy once per mode and scene kind (about a minute each on 2 cores;
+cached afterwards).
+"""
+import argparse
+import copy
+import platform
+import time
+import warnings
+
+import numpy as np
+from numba import njit
+
+from sharnir.physics import solver as S
+from sharnir.physics.clock import monotonic_seconds as now
+from sharnir.scenes import load_scene
+
+STAGES = ("free motion, energy", "contact detection", "joint rows, motors, dampers",
+          "contact rows, forces, warm start", "velocity solve", "integration",
+          "position solve", "tunnelling guard", "reports", "checks")
+SCENES = ("tests/fixtures/mjcf/humanoid.xml", "biped")
+
+
+@njit(cache=True, nogil=True)
+def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
+    """n steps of physics.solver.step's stages (no tracing), seconds per stage into acc."""
+    for _ in range(n):
+        t = now()
+        S.free_motion(model, state, work, settings)
+        S.energy_before(model, state, work, settings)
+        t1 = now()
+        acc[0] += t1 - t
+        t = t1
+        touching = False
+        if contacts is not None:
+            S.detect_contacts(model, state, work, contacts, settings.dt, settings.manifold_reuse)
+            touching = contacts.count[0] > 0
+        t1 = now()
+        acc[1] += t1 - t
+        t = t1
+        S.prepare_joints(model, state, work, settings)
+        S.motor_rows(model, state, work)
+        S.follow_geometry(model, state, work, settings)
+        S.control_motors(model, state, settings)
+        S.prepare_motors(model, state, work, settings)
+        if S.any_positive(model.joint_damping):
+            S.prepare_dampers(model, state, work, settings)
+        else:
+            work.damper_count[0] = 0
+            state.joint_damper_impulse[:] = 0.0
+        if model.coupling_joint.shape[0] > 0:
+            S.prepare_couplings(model, state, work, settings)
+        t1 = now()
+        acc[2] += t1 - t
+        t = t1
+        if contacts is not None:
+            if touching:
+                S.prepare_contacts(model, state, work, contacts, settings.dt)
+        S.apply_forces(model, state, work, settings)
+        if contacts is not None:
+            if touching:
+                S.forced_approach(model, state, work, contacts)
+        S.aim_at_step_end(model, state, work, settings)
+        S.warm_start(model, state, work, settings)
+        if contacts is not None:
+            if touching:
+                S.warm_start_contacts(model, state, work, contacts, settings.warm_start)
+        t1 = now()
+        acc[3] += t1 - t
+        t = t1
+        S.solve_velocities(model, state, work, contacts, trees, settings)
+        t1 = now()
+        acc[4] += t1 - t
+        t = t1
+        S.integrate_positions(model, state, work, settings)
+        t1 = now()
+        acc[5] += t1 - t
+        t = t1
+        S.island_momentum_before(model, state, work)
+        S.solve_positions(model, state, work, contacts, settings)
+        S.keep_island_momentum(model, state, work)
+        t1 = now()
+        acc[6] += t1 - t
+        t = t1
+        if contacts is not None:
+            S.guard_static(model, state, contacts)
+        t1 = now()
+        acc[7] += t1 - t
+        t = t1
+        S.report_joints(model, state, work, settings)
+        S.report_reactions(model, state, work, settings)
+        if contacts is not None:
+            S.contact_wrenches(model, state, contacts, settings.dt)
+        state.time[0] += settings.dt
+        state.step_count[0] += 1
+        t1 = now()
+        acc[8] += t1 - t
+        t = t1
+        S.scan_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                      state.body_angvel, state.body_angmom, settings.max_speed,
+                      settings.max_angular_speed)
+        S.energy_jump(model, state, work, settings)
+        t1 = now()
+        acc[9] += t1 - t
+
+
+def measure(scene, articulation, settle, steps):
+    """(seconds per stage (len(STAGES),), the real step's seconds) over `steps` steps from
+    `settle` steps in."""
+    world = load_scene(scene, [f"solver.articulation={articulation}"])
+    world.run(settle)
+    world.run(1)                           # (the step's own kernels compile or load)
+    twin = copy.deepcopy(world)
+    model, state, work = world._ready()
+    args = (model, state, work, world._contacts, world._step_trees(), world._settings)
+    acc = np.zeros(len(STAGES))
+    _timed_steps(0, *args, acc)            # (compiles, or loads from the cache)
+    _timed_steps(steps, *args, acc)
+    start = time.perf_counter()
+    twin.run(steps)
+    real = (time.perf_counter() - start) / steps
+    return acc / steps, real
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scenes", nargs="*", default=list(SCENES))
+    ap.add_argument("--settle", type=int, default=400, help="steps before timing (default 400)")
+    ap.add_argument("--steps", type=int, default=2000, help="steps timed (default 2000)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    columns, rows = [], []
+    for scene in args.scenes:
+        for mode in ("sweep", "tree"):
+            per, real = measure(scene, mode, args.settle, args.steps)
+            columns.append(f"{scene.rsplit('/', 1)[-1]}, {mode}")
+            rows.append((per, real))
+    print(f"Machine: {platform.processor() or platform.machine()}; "
+          f"{args.steps} steps after {args.settle}; us a step")
+    print()
+    print("| stage | " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for k, name in enumerate(STAGES):
+        print(f"| {name} | " + " | ".join(f"{1e6 * per[k]:.1f}" for per, _ in rows) + " |")
+    print("| **sum** | " + " | ".join(f"**{1e6 * per.sum():.1f}**" for per, _ in rows) + " |")
+    print("| the step itself (world.run) | " + " | ".join(f"{1e6 * real:.1f}"
+                                                        for _, real in rows) + " |")
+
+
+if __name__ == "__main__":
+    main()
