@@ -647,10 +647,16 @@ class App:
 
     def move_drag(self, x, y):
         """The cursor moved: send the new target (the physics pulls toward it every step);
-        while paused, a free body is put there directly."""
+        while paused, a free body is put there directly. The cursor counts only within the
+        view: over the panel or beyond the window's edge it is held at the view's border, so
+        a drag cannot fling a body out of sight (the spring is critically damped: the grabbed
+        point does not pass its target)."""
         drag = self.drag
         if drag is None:
             return
+        width, height = self.window.get_size()
+        x = min(max(x, self.panel_width()), width)
+        y = min(max(y, 0), height)
         snap = self.thread.snapshot
         if drag.generation != snap.generation:  # reset or loaded: the grabbed body is gone
             self.drag = None

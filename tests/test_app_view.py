@@ -159,6 +159,14 @@ CHILD = textwrap.dedent("""
         snap = app.snapshot
         x, y = project(app.camera, snap.body_pos[1], 1280, 800)
         out["grabbed"] = app.start_drag(x, y)
+        # the cursor over the panel or off the window pulls no further than the view's edge
+        sent, send = [], app.thread.send
+        app.thread.send = lambda command: (sent.append(command), send(command))
+        for px, py in ((out["panel"], y), (20.0, y), (-500.0, y), (x, 800.0), (x, 5000.0)):
+            app.move_drag(px, py)
+        app.thread.send = send
+        targets = [list(c.target) for c in sent if type(c).__name__ == "SetDrag"]
+        out["edge_targets"] = targets
         app.end_drag()
         app.orbit(120, 40)
         app.pan(-200, 90)
@@ -228,6 +236,9 @@ def view_run(tmp_path_factory):
 def test_focus_centres_the_grabbed_body_in_the_part_right_of_the_panel(view_run):
     out, _ = view_run
     assert out["grabbed"]
+    at_panel, over_panel, off_left, at_top, off_top = out["edge_targets"]
+    assert over_panel == pytest.approx(at_panel) and off_left == pytest.approx(at_panel)
+    assert off_top == pytest.approx(at_top)
     x, y = out["focus_xy"]
     assert x == pytest.approx(out["panel"] + (W - out["panel"]) / 2, abs=0.5)
     assert y == pytest.approx(H / 2, abs=0.5)
