@@ -21,6 +21,7 @@ SHORTCUTS = {
     key.K: "toggle_contacts",
     key.S: "cycle_shape_view",
     key.TAB: "toggle_panel",
+    key.T: "track",
     # + and - on any keyboard: the = key is + with Shift on many layouts, and pyglet names
     # a key by its unshifted symbol
     key.PLUS: "faster",
@@ -45,7 +46,9 @@ HELP = (
     ("Right arrow", "pause and advance one step"),
     ("Backspace", "reset the scene (reads the file again; live edits are dropped)"),
     ("F", "frame the whole scene, with the room hanging parts swing through"),
-    ("G", "focus the camera on the last body grabbed (its centre of mass)"),
+    ("G", "focus the camera on the selected body (the last one grabbed or double-clicked: "
+          "its centre of mass)"),
+    ("T", "the camera follows the selected body (T again: it stays)"),
     ("J", "show / hide joint anchors (blue: friction holds, orange: sliding) and axes"),
     ("C", "show / hide the centres of mass"),
     ("H", "show / hide the shadows on the ground"),
@@ -68,6 +71,8 @@ HELP = (
                             "jointed one is pulled at the next step"),
     ("Ctrl + left drag on a body", "turn it about the view axis (drag right: clockwise)"),
     ("Left drag elsewhere", "orbit the camera around its target"),
+    ("Double-click", "select the body under the cursor (its name and numbers in the panel, a "
+                     "dot at its centre of mass); on nothing: clear the selection"),
     ("Right or middle drag", "pan the camera"),
     ("Mouse wheel", "zoom in / out (over the panel: scroll it)"),
     ("Panel sliders", "drag, or Ctrl+click to type a value; out-of-range values are clamped"),

@@ -873,11 +873,13 @@ def draw_joints(snapshot, send, state):
     imgui.end_table()
 
 
-def draw_selected(snapshot, drag):
+def draw_selected(snapshot, drag, view=None):
     """The body held with the mouse (`app.drag`): name, mass, and from the physics (the
     snapshot's drag_* fields) the grab point's velocity and the drag force and torque of the
-    last step.  Nothing when no body is held."""
+    last step.  Without a drag, the body selected (a double click, `view.selected_body`):
+    name, mass, centre of mass, and whether the camera follows it (T)."""
     if drag is None:
+        _draw_selection(snapshot, view)
         return
     body = getattr(drag, "body", None)
     if body is None or not 0 <= body < len(snapshot.body_names):
@@ -894,6 +896,22 @@ def draw_selected(snapshot, drag):
             v = np.asarray(value, dtype=float)
             imgui.text(f"{label} {np.linalg.norm(v):.3f} {unit}  "
                        f"({v[0]:.2f}, {v[1]:.2f}, {v[2]:.2f})")
+
+
+def _draw_selection(snapshot, view):
+    body = view.selected_body(snapshot) if hasattr(view, "selected_body") else None
+    if body is None:
+        return
+    if not imgui.collapsing_header("Selected body", imgui.TreeNodeFlags_.default_open):
+        return
+    mass = snapshot.body_mass[body] if snapshot.body_mass is not None else 0.0
+    kind = f"mass {float(mass):.4g} kg" if mass > 0.0 else "static or kinematic"
+    imgui.text(f"{snapshot.body_names[body]}   {kind}")
+    p = np.asarray(snapshot.body_pos[body], dtype=float)
+    imgui.text(f"centre of mass ({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m")
+    changed, follow = imgui.checkbox("camera follows it (T)", bool(view.tracking))
+    if changed and follow != view.tracking:
+        view.action_track()
 
 
 def plot_axis_label(channel, coord_names):
@@ -1228,7 +1246,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_view(view)
     draw_joints(snapshot, send, state)
     draw_motors(snapshot, send, state)
-    draw_selected(snapshot, drag)
+    draw_selected(snapshot, drag, view)
     draw_solver(snapshot, send, state, plot_buffer)
     imgui.end_child()
     imgui.begin_child("plot", imgui.ImVec2(0, 0))

@@ -41,7 +41,15 @@ COMPILING_FRAME_S = 0.25  # while the kernels compile, the scene and panel redra
 PANEL_WIDTH = 480  # px, the panel's width when the window opens
 WINDOW_SIZE = (1280, 800)  # px, the window's first size (later: the size it closed at)
 WINDOW_MIN = (640, 400)    # px, the smallest size it reopens at
+DOUBLE_CLICK_S = 0.35     # s: two left presses this close select the body under the cursor
+DOUBLE_CLICK_PX = 6       # px: ... and this near each other
 SPEED_ASKED_S = 0.5  # s: + or - this soon after the last one steps on from the speed it asked
+
+
+def _marked(centres, point):
+    """The centres to draw with one more point (the selected body's centre of mass)."""
+    point = np.asarray(point, dtype=float).reshape(1, 3)
+    return point if centres is None else np.concatenate([np.asarray(centres, float), point])
 
 
 def _latest_sliding(snap):
@@ -196,7 +204,9 @@ class App:
         self.show_joints, self.show_centres, self.show_shadows = True, False, True
         self.show_contacts = True
         self.shape_view = VISUALS     # how bodies with visuals are drawn (S: SHAPE_VIEWS)
-        self.selected = None        # the body last grabbed (G focuses on it)
+        self.selected = None        # (run, body) last grabbed or double-clicked (G, T)
+        self.tracking = False       # T: the camera follows the selected body
+        self._last_press = (-1.0, 0.0, 0.0)   # (time, x, y) of the last left press
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
         self._force_scale = _force_scale(first)  # contact force lines, m per N
@@ -242,6 +252,8 @@ class App:
         self.plot.feed(snap)
         if (snap.generation, snap.scene) != self._shown[:2]:
             self._scene_changed(snap)
+        if self.tracking:
+            self._follow(snap)
         target = self._target_for(fb_size)
         target.use()
         self.ctx.viewport = (0, 0, *fb_size)
@@ -252,7 +264,7 @@ class App:
             joint_anchors=snap.joint_anchor if joints else None,
             joint_sliding=_latest_sliding(snap) if joints else None,
             joint_axes=snap.joint_axis if joints else None,
-            centres=_dynamic_centres(snap) if self.show_centres else None,
+            centres=self._centres(snap),
             shadows=self.show_shadows,
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
@@ -469,10 +481,11 @@ class App:
     def action_focus(self):
         """Orbit around the selected body's centre of mass (the whole scene if none)."""
         snap = self.thread.snapshot
-        if self.selected is None or self.selected[0] != snap.generation:
+        body = self.selected_body(snap)
+        if body is None:
             self.action_frame()
             return
-        target = np.asarray(snap.body_pos[self.selected[1]], dtype=float)
+        target = np.asarray(snap.body_pos[body], dtype=float)
         if not np.all(np.isfinite(target)):  # blown up: the view stays
             if self.panel_state is not None:
                 self.panel_state.note = "focus: the body's position is not finite; the view stays"
@@ -580,6 +593,13 @@ class App:
             if self.gui.wants_mouse:
                 return
         if button == mouse.LEFT:
+            now = time.monotonic()
+            t, px, py = self._last_press
+            self._last_press = (now, x, y)
+            if now - t <= DOUBLE_CLICK_S and abs(x - px) + abs(y - py) <= DOUBLE_CLICK_PX:
+                self.end_drag()
+                self.select_at(x, y)
+                return
             self.start_drag(x, y, rotate=bool(modifiers & key.MOD_CTRL))
 
     def on_mouse_release(self, x, y, button, modifiers):
@@ -625,6 +645,64 @@ class App:
     def _cursor_ray(self, x, y):
         return cursor_ray(self.camera, x, y, *self.window.get_size())
 
+    def _centres(self, snap):
+        """The dots drawn at centres of mass: every dynamic body's (C), and the selected
+        body's."""
+        centres = _dynamic_centres(snap) if self.show_centres else None
+        body = self.selected_body(snap)
+        if body is not None and np.all(np.isfinite(snap.body_pos[body])):
+            centres = _marked(centres, snap.body_pos[body])
+        return centres
+
+    def selected_body(self, snap):
+        """The selected body's index in `snap`'s world, or None (none selected, or the world
+        was loaded or reset since: a grasp keeps it)."""
+        if self.selected is None or self.selected[0] != snap.run:
+            return None
+        body = self.selected[1]
+        return body if 0 <= body < len(snap.body_names) else None
+
+    def select_at(self, x, y):
+        """Select the body under window pixel (x, y) (a double click; nothing there: none),
+        as MuJoCo's viewer does: its name and numbers in the panel, a marker at its centre
+        of mass, G focuses on it, T makes the camera follow it."""
+        snap = self.thread.snapshot
+        origin, direction = self._cursor_ray(x, y)
+        hit = pick(origin, direction, snap.body_pos, snap.body_quat, snap.body_shapes)
+        if hit is None:
+            self.selected, self.tracking = None, False
+            note = "selection cleared"
+        else:
+            self.selected = (snap.run, hit[0])
+            note = (f"selected {snap.body_names[hit[0]]} (G: focus, T: follow with the "
+                    "camera, double-click elsewhere: clear)")
+        if self.panel_state is not None:
+            self.panel_state.note = note
+        return None if hit is None else hit[0]
+
+    def action_track(self):
+        """Make the camera follow the selected body (T again: stay where it is)."""
+        snap = self.thread.snapshot
+        if not self.tracking and self.selected_body(snap) is None:
+            if self.panel_state is not None:
+                self.panel_state.note = "track: double-click a body to select it first"
+            return
+        self.tracking = not self.tracking
+        if self.panel_state is not None:
+            name = snap.body_names[self.selected[1]]
+            self.panel_state.note = (f"the camera follows {name}" if self.tracking
+                                     else "the camera stays")
+
+    def _follow(self, snap):
+        """Tracking: the camera's target on the selected body's centre of mass."""
+        body = self.selected_body(snap)
+        if body is None:
+            self.tracking = False
+            return
+        target = np.asarray(snap.body_pos[body], dtype=float)
+        if np.all(np.isfinite(target)):
+            self.camera.target = target.copy()
+
     def start_drag(self, x, y, rotate=False):
         """Grab the body under window pixel (x, y); True if a movable body was hit."""
         self.end_drag()
@@ -641,7 +719,7 @@ class App:
         self.drag = Drag(body, grab_local, origin + distance * direction, snap.body_quat[body],
                          mass=mass[body], rotate=rotate, cursor=(x, y))
         self.drag.generation = snap.generation
-        self.selected = (snap.generation, body)
+        self.selected = (snap.run, body)
         self.move_drag(x, y)
         return True
 

@@ -429,7 +429,7 @@ APP_CHILD = textwrap.dedent("""
         app.run_frames(5)
         out["door_camera"] = {"before": before, "after": camera()}
         out["door_note"] = app.panel_state.note
-        app.selected = (app.snapshot.generation, 1)   # as if the door had been grabbed
+        app.selected = (app.snapshot.run, 1)   # as if the door had been grabbed
         app.action_focus()                            # G
         out["door_focus"] = {"camera": camera(), "note": app.panel_state.note}
         app.action_screenshot(folder / "blowup_door.png")

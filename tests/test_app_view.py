@@ -168,6 +168,36 @@ CHILD = textwrap.dedent("""
         targets = [list(c.target) for c in sent if type(c).__name__ == "SetDrag"]
         out["edge_targets"] = targets
         app.end_drag()
+
+        # double-click: select the door (no drag left behind); T: the camera follows it;
+        # double-click on the sky: nothing selected, nothing followed
+        from pyglet.window import mouse
+        def double_click(px, py):   # (a frame after each event, as ImGui takes them)
+            for _ in range(2):
+                app.on_mouse_press(px, py, mouse.LEFT, 0)
+                app.run_frames(1)
+                app.on_mouse_release(px, py, mouse.LEFT, 0)
+                app.run_frames(1)
+
+        double_click(x, y)
+        out["selected"] = app.selected_body(app.snapshot)
+        out["drag_after_double_click"] = app.drag is not None
+        app.action_track()
+        app.pan(300, 0)
+        app.run_frames(2)
+        out["tracking"] = app.tracking
+        out["target_to_door"] = float(np.linalg.norm(
+            np.asarray(app.camera.target) - app.snapshot.body_pos[1]))
+        sky = (1100.0, 790.0)
+        double_click(*sky)
+        out["selected_after_sky"] = app.selected_body(app.snapshot)
+        out["tracking_after_sky"] = app.tracking
+        app.pan(300, 0)
+        app.run_frames(1)
+        out["untracked_moved"] = float(np.linalg.norm(
+            np.asarray(app.camera.target) - app.snapshot.body_pos[1]))
+        app.for_focus = app.start_drag(x, y)   # (G below focuses on the body last grabbed)
+        app.end_drag()
         app.orbit(120, 40)
         app.pan(-200, 90)
         app.action_focus()
@@ -236,6 +266,10 @@ def view_run(tmp_path_factory):
 def test_focus_centres_the_grabbed_body_in_the_part_right_of_the_panel(view_run):
     out, _ = view_run
     assert out["grabbed"]
+    assert out["selected"] == 1 and not out["drag_after_double_click"]
+    assert out["tracking"] and out["target_to_door"] < 1e-9
+    assert out["selected_after_sky"] is None and not out["tracking_after_sky"]
+    assert out["untracked_moved"] > 0.1
     at_panel, over_panel, off_left, at_top, off_top = out["edge_targets"]
     assert over_panel == pytest.approx(at_panel) and off_left == pytest.approx(at_panel)
     assert off_top == pytest.approx(at_top)
