@@ -18,6 +18,7 @@ pointing to ``sharnir run`` and ``--screenshot``.
 import argparse
 import contextlib
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -179,6 +180,12 @@ def _parser():
     run.add_argument("--npz", metavar="OUT.npz",
                      help="write the body, joint, motor and contact sensor series as NumPy "
                           ".npz (arrays below)")
+    run.add_argument("--every", type=_step_count, default=1, metavar="N",
+                     help="write every N-th step to --csv and --npz (steps N, 2N, ...; the "
+                          "summary still counts every step; default 1)")
+    run.add_argument("--float32", action="store_true",
+                     help="write --csv numbers with 7 significant digits and --npz arrays as "
+                          "float32 (about half the size)")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
     _asset_root_option(run)
@@ -267,6 +274,30 @@ def _version():
         return metadata.version("sharnir")
     except metadata.PackageNotFoundError:  # a source checkout that was never installed
         return "unknown"
+
+
+def _step_count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {text})")
+    return value
+
+
+def _decimated(rec, rows, dtype=None):
+    """The Recording's per-step series at `rows` (a slice), as `dtype` where given (floats
+    only; flags and indices keep theirs)."""
+    def cut(a):
+        if a is None or a.ndim == 0 or a.shape[0] != len(rec.t):
+            return a
+        a = a[rows]
+        return a.astype(dtype) if dtype is not None and a.dtype.kind == "f" else a
+
+    return dataclasses.replace(rec, t=cut(rec.t), joint=cut(rec.joint), stats=cut(rec.stats),
+                               body_pos=cut(rec.body_pos), body_quat=cut(rec.body_quat),
+                               motor=cut(rec.motor), contact=cut(rec.contact))
 
 
 def _positive_seconds(text):
@@ -394,9 +425,9 @@ def _run(args):
             raise CliError(f"not enough memory to record {steps} steps; "
                            "try a shorter --duration") from None
         if csv_file is not None:
-            _write_csv(csv_file, world, rec)
+            _write_csv(csv_file, world, rec, args.every, args.float32)
         if npz_file is not None:
-            _write_npz(npz_file, world, rec)
+            _write_npz(npz_file, world, rec, args.every, args.float32)
     summary = _summary(args.scene, world, rec)
     print(_format_summary(summary))
     if args.json:
@@ -500,18 +531,28 @@ def _atomic_output(path, text):
         raise
 
 
-def _write_csv(handle, world, rec):
+def _kept(every, n):
+    """The recorded rows --every keeps: steps every, 2 every, ... (row = step - 1)."""
+    return slice(every - 1, n, every)
+
+
+def _write_csv(handle, world, rec, every=1, single=False):
     names = world.joint_names
     motored = [int(j) for j in world.motor_state["joint"]]
     header = csv_header(names, [world.joint_coord_name(j) for j in range(len(names))], motored,
                         [world.body_names[i] for i in rec.contact_bodies])
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(header)
-    columns = [c.tolist() for c in csv_columns(rec.t, rec.joint, motored, rec.contact)]
+    rows = _kept(every, len(rec.t))
+    contact = rec.contact[rows] if rec.contact is not None else None
+    columns = csv_columns(rec.t[rows], rec.joint[rows], motored, contact)
+    columns = [np.char.mod("%.7g", c).tolist() if single else c.tolist() for c in columns]
     writer.writerows(zip(*columns))
 
 
-def _write_npz(handle, world, rec):
+def _write_npz(handle, world, rec, every=1, single=False):
+    rows = _kept(every, len(rec.t))
+    rec = _decimated(rec, rows, np.float32 if single else None)
     np.savez(
         handle,
         t=rec.t,

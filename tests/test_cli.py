@@ -415,3 +415,33 @@ def test_outputs_stream_to_devices_and_stdout_and_never_replace_them(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("t,hinge.angle,")
     assert len([ln for ln in done.stdout.splitlines() if ln[:1].isdigit()]) == 5
+
+
+def test_every_and_float32_shrink_the_outputs_and_keep_their_columns(tmp_path):
+    """--every N keeps steps N, 2N, ... of the series (the summary still counts every step);
+    --float32 writes 7 significant digits to the CSV and float32 arrays to the NPZ."""
+    from sharnir.app.cli import main
+
+    full, thin = tmp_path / "full.csv", tmp_path / "thin.csv"
+    assert main(["run", "door", "--duration", "0.5", "--csv", str(full)]) == 0
+    assert main(["run", "door", "--duration", "0.5", "--csv", str(thin), "--every", "10",
+                 "--float32", "--npz", str(tmp_path / "thin.npz")]) == 0
+    rows = list(csv.reader(full.open()))
+    kept = list(csv.reader(thin.open()))
+    assert kept[0] == rows[0]                                   # the same columns
+    assert len(kept) - 1 == (len(rows) - 1) // 10
+    for a, b in zip(rows[10::10], kept[1:]):                    # steps 10, 20, ...
+        assert all(len(x.lstrip("-").replace(".", "").split("e")[0].lstrip("0")) <= 7
+                   for x in b)
+        np.testing.assert_allclose(np.array(b, float), np.array(a, float), rtol=1e-6,
+                                   atol=1e-30)
+    data = np.load(tmp_path / "thin.npz")
+    assert data["t"].dtype == np.float32 and len(data["t"]) == len(kept) - 1
+    assert data["body_pos"].dtype == np.float32 and data["joint_sliding"].dtype == bool
+    assert data["t"][-1] == np.float32(0.5)
+    assert thin.stat().st_size < full.stat().st_size / 10
+
+
+def test_every_must_be_a_whole_number_of_one_or_more(tmp_path):
+    result = sharnir("run", "door", "--every", "0", cwd=tmp_path)
+    assert result.returncode == 2 and "--every" in result.stderr
