@@ -1172,6 +1172,7 @@ VIEW_TOGGLES = (
     ("Shadows", "show_shadows", "H"),
     ("Contacts", "show_contacts", "K"),
 )
+FORCE_GAIN_RANGE = (0.01, 100.0)   # the contact force lines' length, times the scene's own
 SHAPE_VIEW_KEY = "S"   # the key that cycles the shape views, as the radio buttons set them
 # The View section's radio buttons for the window's shape_view (render.renderer.SHAPE_VIEWS):
 # view -> (label, tooltip)
@@ -1209,6 +1210,17 @@ def draw_view(view):
             view.shape_view = name
         if imgui.is_item_hovered():
             imgui.set_tooltip(tip)
+    if hasattr(view, "force_gain"):
+        imgui.set_next_item_width(200)
+        changed, gain = imgui.slider_float("contact force lines", float(view.force_gain),
+                                           FORCE_GAIN_RANGE[0], FORCE_GAIN_RANGE[1], "x%.3g",
+                                           imgui.SliderFlags_.logarithmic)
+        if changed:
+            view.force_gain = min(max(float(gain), FORCE_GAIN_RANGE[0]), FORCE_GAIN_RANGE[1])
+        scale = view.contact_force_scale() if hasattr(view, "contact_force_scale") else 0.0
+        if imgui.is_item_hovered() and scale > 0.0:
+            imgui.set_tooltip(f"the length of the contact force lines (K shows them): a line "
+                              f"1 m long is {1.0 / scale:.3g} N; Ctrl+click to type a factor")
 
 
 def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_rate=None,

@@ -206,6 +206,7 @@ class App:
         self.shape_view = VISUALS     # how bodies with visuals are drawn (S: SHAPE_VIEWS)
         self.selected = None        # (run, body) last grabbed or double-clicked (G, T)
         self.tracking = False       # T: the camera follows the selected body
+        self.force_gain = 1.0       # the contact force lines' length, times _force_scale's
         self._last_press = (-1.0, 0.0, 0.0)   # (time, x, y) of the last left press
         first = self.thread.snapshot
         self._shown = (first.generation, first.scene, first.source)  # the world on screen
@@ -268,7 +269,7 @@ class App:
             shadows=self.show_shadows,
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
-            force_scale=self._force_scale if self.show_contacts else 0.0,
+            force_scale=self.contact_force_scale() if self.show_contacts else 0.0,
             body_visuals=snap.body_visuals, collision_shapes=self.shape_view)
         if self.drag is not None:
             self._pull(snap)
@@ -644,6 +645,11 @@ class App:
 
     def _cursor_ray(self, x, y):
         return cursor_ray(self.camera, x, y, *self.window.get_size())
+
+    def contact_force_scale(self):
+        """Metres of contact force line per newton: the scene's own scale (_force_scale)
+        times the panel's factor."""
+        return self._force_scale * self.force_gain
 
     def _centres(self, snap):
         """The dots drawn at centres of mass: every dynamic body's (C), and the selected

@@ -376,3 +376,40 @@ def test_the_panel_heads_with_the_description_and_opens_shipped_names(viewer_run
     assert out["biped_source"] == str(BIPED)
     assert out["biped_description"].startswith("Paper 002's biped")
     assert (folder / "biped.png").is_file()
+
+
+FORCE_LINES = textwrap.dedent("""
+    import json, sys, time
+    import numpy as np
+    from sharnir.app.window import App, read_rgb_image
+
+    app = App("stack", width=800, height=600)
+    try:
+        deadline = time.time() + 900
+        while not app.snapshot.ready and time.time() < deadline:
+            app.run_frames(1)
+            time.sleep(0.05)
+        while app.snapshot.time < 0.5 and time.time() < deadline:
+            app.run_frames(1)
+        app.action_toggle_pause()
+        app.run_frames(3)
+        base = app.contact_force_scale()
+        shots = []
+        for gain in (1.0, 10.0):
+            app.force_gain = gain
+            app.draw_frame()
+            shots.append(read_rgb_image(app).astype(float))
+        out = {"base": base, "scaled": app.contact_force_scale(),
+               "changed": float(np.abs(shots[1] - shots[0]).sum(axis=-1).astype(bool).mean())}
+    finally:
+        app.close()
+    print(json.dumps(out))
+""")
+
+
+def test_the_contact_force_lines_scale_with_the_panel_factor(tmp_path):
+    """The View section's factor lengthens the contact force lines: ten times the metres per
+    newton, and the picture changes (the stack's contacts, paused)."""
+    out = run_headless_child(FORCE_LINES, cwd=tmp_path)
+    assert out["base"] > 0.0 and out["scaled"] == pytest.approx(10.0 * out["base"])
+    assert out["changed"] > 1e-4
