@@ -58,6 +58,8 @@ SCENE_FILTERS = ["Scenes (.toml, MuJoCo .xml, URDF .urdf)", "*.toml *.xml *.urdf
 DIALOG_TOOLS = ("zenity", "matedialog", "qarma", "kdialog")
 LOAD_ERROR_POPUP = "Load failed"
 TABLE_ROWS_MAX = 12             # joints shown at once; the table scrolls beyond
+WHEEL_LINES = 5                 # text lines a wheel notch scrolls the panel by (ImGui's own)
+WHEEL_LOCK_S = 0.7              # s ImGui keeps the wheel on the window it last scrolled
 # The plotted channels: JOINT_CHANNELS name -> (label, unit of a rotational joint, unit of a
 # prismatic one).  The panel is read by people: angles in degrees, in the table and the
 # plot alike (the CSV export, like every file and API, keeps radians).
@@ -136,6 +138,13 @@ class PanelState:
     loaded: int = 0                                     # loads that succeeded (for the view)
     plot_joints_of: tuple | None = None                 # the joint names `plotted` is for
     width: float | None = None                          # px, the panel's size last frame
+    controls_scroll: tuple = (0.0, 0.0)                 # px, the controls' scroll and its
+                                                        # end, last frame (tests read it)
+    joints_rect: tuple = ()                             # px, the joints table's corners
+                                                        # (x0, y0, x1, y1 from the top left)
+    joints_scroll: tuple = (0.0, 0.0)                   # px, the table's scroll and its end
+    wheel_passed: float = -1e9                          # time.monotonic() the table last
+                                                        # passed the wheel to the panel
     height: float | None = None
     note_since: float = 0.0                             # time.monotonic() when `note` was set
     description: tuple = (None, "")                     # (scene file, its description)
@@ -858,6 +867,7 @@ def draw_joints(snapshot, send, state):
     height = rows * (imgui.get_frame_height() + 2 * imgui.get_style().cell_padding.y) \
         + imgui.get_style().scrollbar_size + 4
     if not imgui.begin_table("joints", len(columns), flags, imgui.ImVec2(0, height)):
+        _pass_wheel(state, False, False, False)   # (scrolled out of view)
         return
     imgui.table_setup_scroll_freeze(1, 1)  # the names and the titles stay in view
     for title, _ in columns:
@@ -870,7 +880,32 @@ def draw_joints(snapshot, send, state):
             imgui.table_next_column()
             draw(snapshot, send, state, j, latest)
         imgui.pop_id()
+    # (the table's own scrolling window is the current one until end_table)
+    state.joints_scroll = (imgui.get_scroll_y(), imgui.get_scroll_max_y())
+    hovered = imgui.is_window_hovered() and imgui.get_scroll_max_y() > 0.0   # (without
+    at_top = imgui.get_scroll_y() <= 0.5     # anything to scroll, ImGui passes the wheel on)
+    at_end = imgui.get_scroll_y() >= imgui.get_scroll_max_y() - 0.5
     imgui.end_table()
+    lo, hi = imgui.get_item_rect_min(), imgui.get_item_rect_max()
+    state.joints_rect = (lo.x, lo.y, hi.x, hi.y)
+    _pass_wheel(state, hovered, at_top, at_end)
+
+
+def _pass_wheel(state, hovered, at_top, at_end):
+    """The wheel over the joints table at its end (or top) scrolls the panel on, as a page
+    would: ImGui gives the wheel to the table while the pointer is on it, even with nothing
+    left to scroll there, and keeps giving it to the table for WHEEL_LOCK_S after its last
+    notch, even once the panel has moved the table from under the pointer (or out of view):
+    so does this. Called in the panel's controls region, after the table."""
+    wheel = imgui.get_io().mouse_wheel
+    now = time.monotonic()
+    locked = now - state.wheel_passed < WHEEL_LOCK_S
+    if wheel != 0.0 and (locked or (hovered and ((wheel < 0.0 and at_end)
+                                                 or (wheel > 0.0 and at_top)))):
+        state.wheel_passed = now
+        step = WHEEL_LINES * imgui.get_font_size()
+        imgui.set_scroll_y(min(max(imgui.get_scroll_y() - wheel * step, 0.0),
+                               imgui.get_scroll_max_y()))
 
 
 def draw_selected(snapshot, drag, view=None):
@@ -1260,6 +1295,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_motors(snapshot, send, state)
     draw_selected(snapshot, drag, view)
     draw_solver(snapshot, send, state, plot_buffer)
+    state.controls_scroll = (imgui.get_scroll_y(), imgui.get_scroll_max_y())
     imgui.end_child()
     imgui.begin_child("plot", imgui.ImVec2(0, 0))
     draw_plot(snapshot, state, plot_buffer)

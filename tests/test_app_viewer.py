@@ -413,3 +413,44 @@ def test_the_contact_force_lines_scale_with_the_panel_factor(tmp_path):
     out = run_headless_child(FORCE_LINES, cwd=tmp_path)
     assert out["base"] > 0.0 and out["scaled"] == pytest.approx(10.0 * out["base"])
     assert out["changed"] > 1e-4
+
+
+WHEEL = textwrap.dedent("""
+    import json, sys, time
+    from sharnir.app.window import App
+
+    app = App(sys.argv[1], width=900, height=900, paused=True)
+    try:
+        deadline = time.time() + 900
+        while not app.snapshot.ready and time.time() < deadline:
+            app.run_frames(1)
+            time.sleep(0.05)
+        app.run_frames(3)
+        x0, y0, x1, y1 = app.panel_state.joints_rect
+        x, y = (x0 + x1) / 2, 900 - (y0 + 60)   # a row near its top (y from the bottom)
+        app.on_mouse_motion(x, y, 0, 0)
+        app.run_frames(2)
+        scrolls = []
+        for _ in range(30):
+            app.on_mouse_scroll(x, y, 0, -1)
+            app.run_frames(2)
+            scrolls.append([app.panel_state.joints_scroll[0], app.panel_state.controls_scroll[0]])
+        out = {"scrolls": scrolls, "end": app.panel_state.controls_scroll[1],
+               "rect": [x0, y0, x1, y1]}
+    finally:
+        app.close()
+    print(json.dumps(out))
+""")
+
+
+def test_the_wheel_over_the_joints_table_at_its_end_scrolls_the_panel(tmp_path):
+    """MuJoCo's humanoid: its joints table scrolls first; once at its end, more wheel
+    scrolls the panel on, to the panel's end (it used to stop while the pointer was on the
+    table, and the table was always where the pointer rests when scrolling down)."""
+    humanoid = Path(__file__).parent / "fixtures" / "mjcf" / "humanoid.xml"
+    out = run_headless_child(WHEEL, humanoid, cwd=tmp_path)
+    table, panel = zip(*out["scrolls"])
+    assert panel[0] == 0.0 and table[0] > 0.0           # the table takes the first notches
+    first = panel.index(next(p for p in panel if p > 0.0))
+    assert table[first] == max(table)                     # ... until it is at its end
+    assert panel[-1] == out["end"]                        # then the panel, to its end
