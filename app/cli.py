@@ -248,14 +248,22 @@ def _asset_root_option(parser):
                              "$SHARNIR_ASSET_PATH)")
 
 
-def _frame_count(text):
+def _whole_number(text, least):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more (got {text})")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {least} or more (got {text})")
     return value
+
+
+def _frame_count(text):
+    return _whole_number(text, 0)
+
+
+def _step_count(text):
+    return _whole_number(text, 1)
 
 
 def _picture_size(text):
@@ -274,16 +282,6 @@ def _version():
         return metadata.version("sharnir")
     except metadata.PackageNotFoundError:  # a source checkout that was never installed
         return "unknown"
-
-
-def _step_count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more (got {text})")
-    return value
 
 
 def _decimated(rec, rows, dtype=None):

@@ -268,18 +268,26 @@ def request_friction(snapshot, send, joint, value):
     return note
 
 
-def request_voltage(snapshot, send, joint, value):
-    """Set the supply voltage of the motor on `joint` (V), clamped to its voltage_limit."""
+def _motor_number(snapshot, joint, value, what):
+    """(the motor on `joint`, float(value)), or (None, the note that refuses them)."""
     motors = {snapshot.joint_names[j]: motor for j, motor in snapshot.motors}
     if joint not in motors:
-        return f"voltage: joint {joint!r} has no motor"
-    limit = motors[joint].voltage_limit
+        return None, f"{what}: joint {joint!r} has no motor"
     try:
         v = float(value)
     except (TypeError, ValueError):
-        return f"voltage: not a number ({value!r}); the previous value is kept"
+        return None, f"{what}: not a number ({value!r}); the previous value is kept"
     if not math.isfinite(v):
-        return f"voltage: not a finite number ({value!r}); the previous value is kept"
+        return None, f"{what}: not a finite number ({value!r}); the previous value is kept"
+    return motors[joint], v
+
+
+def request_voltage(snapshot, send, joint, value):
+    """Set the supply voltage of the motor on `joint` (V), clamped to its voltage_limit."""
+    motor, v = _motor_number(snapshot, joint, value, "voltage")
+    if motor is None:
+        return v
+    limit = motor.voltage_limit
     note = None
     if abs(v) > limit:
         v = math.copysign(limit, v)
@@ -291,15 +299,9 @@ def request_voltage(snapshot, send, joint, value):
 def request_target(snapshot, send, joint, value):
     """Move the set-point of the controller on `joint`'s motor (the joint's unit: rad, m, or a
     rate per second); a note if it is refused here."""
-    motors = {snapshot.joint_names[j] for j, _ in snapshot.motors}
-    if joint not in motors:
-        return f"set-point: joint {joint!r} has no motor"
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return f"set-point: not a number ({value!r}); the previous value is kept"
-    if not math.isfinite(v):
-        return f"set-point: not a finite number ({value!r}); the previous value is kept"
+    motor, v = _motor_number(snapshot, joint, value, "set-point")
+    if motor is None:
+        return v
     send(SetTarget(joint, v))
     return None
 

@@ -6,11 +6,13 @@ import pytest
 from conftest import run_headless_child
 from test_physics_motor import MOTOR_SCENE
 
-CHILD = textwrap.dedent("""
+# the children's start: the app on the scene file argv[1], `run(seconds)` of frames, ready
+OPENED = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from sharnir.app.window import App
-    from sharnir.app.panel import request_voltage
+    from sharnir.app.commands import ResumeController
+    from sharnir.app.panel import request_target, request_voltage
 
     app = App(Path(sys.argv[1]), width=900, height=700)
     def run(seconds):
@@ -18,10 +20,13 @@ CHILD = textwrap.dedent("""
         while time.time() < end:
             app.run_frames(1)
             time.sleep(0.02)
+    deadline = time.time() + 900
+    while not app.snapshot.ready and time.time() < deadline:
+        run(0.05)
+""")
+
+CHILD = OPENED + textwrap.dedent("""
     try:
-        deadline = time.time() + 900
-        while not app.snapshot.ready and time.time() < deadline:
-            run(0.05)
         run(1.0)
         out = {"v0": float(app.snapshot.motor_state["voltage"][0])}
         out["note"] = request_voltage(app.snapshot, app.thread.send, "axle", 50.0)
@@ -48,23 +53,8 @@ def test_the_voltage_slider_drives_the_motor_live_within_its_supply(tmp_path):
     assert out["rate"] == pytest.approx(24.0 / (0.05 * 10.0), rel=0.02)  # no-load at 24 V
 
 
-CONTROLLED = textwrap.dedent("""
-    import json, sys, time
-    from pathlib import Path
-    from sharnir.app.window import App
-    from sharnir.app.commands import ResumeController
-    from sharnir.app.panel import request_target, request_voltage
-
-    app = App(Path(sys.argv[1]), width=900, height=700)
-    def run(seconds):
-        end = time.time() + seconds
-        while time.time() < end:
-            app.run_frames(1)
-            time.sleep(0.02)
+CONTROLLED = OPENED + textwrap.dedent("""
     try:
-        deadline = time.time() + 900
-        while not app.snapshot.ready and time.time() < deadline:
-            run(0.05)
         run(0.5)
         out = {"modes0": app.snapshot.motor_modes}
         request_voltage(app.snapshot, app.thread.send, "axle", 0.0)
