@@ -5,8 +5,8 @@ A copy of `step`'s sequence of stage calls, each pair of stages bracketed by the
 compiled here (numba inlines the stages, as in the step), run for `--steps` steps from the
 state a scene reaches after `--settle` steps, in each articulation mode. The copy leaves out
 the traced checks, the budget and the status codes; its total is printed beside the real
-step's time (world.run over the same steps, from a copy of the same state) so a drift of this
-copy from `step` shows. Prints a markdown table:
+step's time (solver.step_many over the same steps, from a copy of the same state, recording
+nothing) so a drift of this copy from `step` shows. Prints a markdown table:
 
     .venv/bin/python bench/step_stages.py                       # humanoid and biped
     .venv/bin/python bench/step_stages.py tests/fixtures/mjcf/humanoid.xml --steps 4000
@@ -25,6 +25,7 @@ from numba import njit
 
 from sharnir.physics import solver as S
 from sharnir.physics.clock import monotonic_seconds as now
+from sharnir.physics.world import _empty_records
 from sharnir.scenes import load_scene
 
 STAGES = ("free motion, energy", "contact detection", "joint rows, motors, dampers",
@@ -128,8 +129,10 @@ def measure(scene, articulation, settle, steps):
     acc = np.zeros(len(STAGES))
     _timed_steps(0, *args, acc)            # (compiles, or loads from the cache)
     _timed_steps(steps, *args, acc)
+    model, state, work = twin._ready()
     start = time.perf_counter()
-    twin.run(steps)
+    S.step_many(model, state, work, twin._contacts, twin._step_trees(), twin._settings, steps,
+                *_empty_records(state))
     real = (time.perf_counter() - start) / steps
     return acc / steps, real
 
@@ -155,7 +158,7 @@ def main(argv=None):
     for k, name in enumerate(STAGES):
         print(f"| {name} | " + " | ".join(f"{1e6 * per[k]:.1f}" for per, _ in rows) + " |")
     print("| **sum** | " + " | ".join(f"**{1e6 * per.sum():.1f}**" for per, _ in rows) + " |")
-    print("| the step itself (world.run) | " + " | ".join(f"{1e6 * real:.1f}"
+    print("| the step itself (step_many) | " + " | ".join(f"{1e6 * real:.1f}"
                                                         for _, real in rows) + " |")
 
 
