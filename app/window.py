@@ -270,7 +270,8 @@ class App:
             contact_points=snap.contact_point if self.show_contacts else None,
             contact_sliding=snap.contact_sliding, contact_forces=snap.contact_force,
             force_scale=self.contact_force_scale() if self.show_contacts else 0.0,
-            body_visuals=snap.body_visuals, collision_shapes=self.shape_view)
+            body_visuals=snap.body_visuals, collision_shapes=self.shape_view,
+            highlight=self.selected_body(snap))
         if self.drag is not None:
             self._pull(snap)
         if self.gui is not None:

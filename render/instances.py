@@ -34,6 +34,10 @@ PLANE_COLOUR = (0.30, 0.32, 0.36)  # and the shadows lie on it)
 VIEW_LIMIT = 1.0e4
 
 
+HIGHLIGHT = (1.0, 1.0, 1.0)   # the selected body's colour is pulled toward this: lighter
+HIGHLIGHT_SHARE = 0.5
+
+
 def body_colour(index):
     """A deterministic colour (r, g, b) in [0, 1] for body number `index`."""
     hue = (0.08 + index * GOLDEN) % 1.0
@@ -158,8 +162,9 @@ class DrawTable:
         self.groups = {key: np.array(rows, np.int64) for key, rows in self.groups.items()}
         self.thinnest = min(thinnest) if thinnest else None  # smallest half-width, m
 
-    def instances(self, body_pos, body_quat):
-        """Per mesh key, the rows (k, 19) float32 of the pieces at these body poses."""
+    def instances(self, body_pos, body_quat, highlight=None):
+        """Per mesh key, the rows (k, 19) float32 of the pieces at these body poses; the body
+        `highlight` (an index, or None) in its colour brightened toward HIGHLIGHT."""
         R = rotation_matrices(body_quat)[self.body]                 # (k, 3, 3)
         x = np.asarray(body_pos, dtype=float).reshape(-1, 3)[self.body]
         with np.errstate(all="ignore"):  # a blown-up (NaN, huge) pose is clipped below
@@ -172,6 +177,10 @@ class DrawTable:
         rows[:, 12:15] = pos
         rows[:, 15] = 1.0
         rows[:, 16:19] = self.colour
+        if highlight is not None:
+            mine = self.body == highlight
+            rows[mine, 16:19] = (1.0 - HIGHLIGHT_SHARE) * self.colour[mine] + \
+                HIGHLIGHT_SHARE * np.asarray(HIGHLIGHT)
         # clipped in float64: a huge shape becomes a VIEW_LIMIT one, not inf in float32
         rows = np.clip(rows, -VIEW_LIMIT, VIEW_LIMIT).astype("f4")
         return {key: rows[idx] for key, idx in self.groups.items()}

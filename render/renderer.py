@@ -165,7 +165,7 @@ class Renderer:
     def draw(self, camera, aspect, body_pos, body_quat, body_shapes, joint_anchors=None,
              joint_sliding=None, joint_axes=None, centres=None, shadows=True,
              contact_points=None, contact_sliding=None, contact_forces=None, force_scale=0.0,
-             body_visuals=None, collision_shapes=False):
+             body_visuals=None, collision_shapes=False, highlight=None):
         """Clear and draw one picture.
 
         joint_anchors (njoint, 3) are drawn as dots, orange where joint_sliding (njoint,) is
@@ -182,7 +182,7 @@ class Renderer:
         visuals: what the contacts see, as MuJoCo's collision group shows it; OVERLAY the
         visuals, then the collision shapes of the bodies that have visuals over them (see
         `_draw_overlay`). A body without visuals is drawn once, by its collision shape, in
-        every view.
+        every view. `highlight`: a body's index (the selected one), drawn brightened.
         """
         view = shape_view(collision_shapes)
         ctx = self.ctx
@@ -209,7 +209,7 @@ class Renderer:
             if self._overlay_table is None:
                 self._overlay_table = _overlay_table(body_shapes, body_visuals)
             overlay = self._overlay_table.instances(body_pos, body_quat)
-        instances = table.instances(body_pos, body_quat)
+        instances = table.instances(body_pos, body_quat, highlight)
         self._sync_hull_meshes(instances, overlay or {})
         self.meshes["plane"].draw(planes_seen_from_above(instances.pop("plane"), camera.eye))
         if shadows:

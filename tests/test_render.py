@@ -268,3 +268,22 @@ def test_a_ground_plane_seen_from_below_is_left_out_so_it_hides_nothing():
     tilted = DrawTable([Plane()]).instances(np.zeros((1, 3)), np.array([[half, half, 0, 0]]))
     assert len(planes_seen_from_above(tilted["plane"], (0.0, -2.0, 5.0))) == 1
     assert len(planes_seen_from_above(tilted["plane"], (0.0, 2.0, 5.0))) == 0
+
+
+def test_the_selected_body_is_drawn_brightened_and_only_it():
+    """The highlight pulls the selected body's pieces' colour toward HIGHLIGHT (its share
+    HIGHLIGHT_SHARE); every other row, and every matrix, stays as it was."""
+    from sharnir.physics import Box, Sphere
+    from sharnir.render.instances import HIGHLIGHT, HIGHLIGHT_SHARE, DrawTable
+
+    table = DrawTable([None, Box((0.1, 0.2, 0.3)), Sphere(0.2), Box((0.3, 0.1, 0.1))])
+    pos = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    quat = np.tile([1.0, 0.0, 0.0, 0.0], (4, 1))
+    plain, lit = table.instances(pos, quat), table.instances(pos, quat, highlight=2)
+    sphere_rows = table.groups["sphere"]
+    assert len(sphere_rows) == 1
+    np.testing.assert_allclose(lit["sphere"][:, 16:19],
+                               (1 - HIGHLIGHT_SHARE) * plain["sphere"][:, 16:19]
+                               + HIGHLIGHT_SHARE * np.array(HIGHLIGHT), atol=1e-6)
+    np.testing.assert_array_equal(lit["sphere"][:, :16], plain["sphere"][:, :16])
+    np.testing.assert_array_equal(lit["box"], plain["box"])
