@@ -111,6 +111,8 @@ State = namedtuple("State", [
     "drag_target",           # (3,) where it is pulled to, world
     "drag_quat",             # (4,) the orientation the body is turned to, w, x, y, z
     "drag_param",            # (4,) stiffness 1/s^2, damping ratio, max force N, max torque N m
+    "drag_mass",             # (3, 3) the jointed system's effective mass at the point, world,
+                             #   kg (World.set_drag); all 0: the body's own (perturb.py)
     "drag_force",            # (3,) the last step's drag force at the point, world, N
     "drag_torque",           # (3,) the last step's drag torque about the centre of mass, N m
     "motor_voltage",         # (nmotor,) V, set live
@@ -239,7 +241,8 @@ def make_state(nbody, njoint, nmotor=0):
         body_force=np.zeros((nbody, 3)), body_torque=np.zeros((nbody, 3)),
         drag_body=np.full(1, -1, np.int64), drag_flags=np.zeros(2, np.bool_),
         drag_point=np.zeros(3), drag_target=np.zeros(3), drag_quat=np.array([1.0, 0, 0, 0]),
-        drag_param=np.zeros(4), drag_force=np.zeros(3), drag_torque=np.zeros(3),
+        drag_param=np.zeros(4), drag_mass=np.zeros((3, 3)), drag_force=np.zeros(3),
+        drag_torque=np.zeros(3),
         motor_voltage=np.zeros(nmotor), motor_current=np.zeros(nmotor),
         motor_torque=np.zeros(nmotor), motor_speed=np.zeros(nmotor),
         motor_target=np.zeros(nmotor),

@@ -26,10 +26,15 @@ the door swung at up to 47 rad/s).  A joint or a contact only takes mobility awa
 point's velocity changes by a share alpha in [0, 1] of what a free body's would, a blend of
 this step and no change, so the approach is slower (a door pulled at its centre, alpha =
 m d^2 / I_hinge = 0.75: 2 Hz * sqrt(alpha), damping ratio sqrt(alpha)) and stays stable.
-At rest against another force (gravity, the hinge's friction) the spring holds with
-M k e / (1 + h c + h^2 k), 11 % softer than k at dt 1/240 s and 27 % at 0.01 s: the price of
-an implicit force computed before the solve (a soft constraint solved with the joints
-would hold with k exactly).  Turning is the same law on the rotation vector
+A body jointed to other dynamic bodies (a robot's hand) is pulled with the effective mass of
+the whole jointed system at the point instead, M = W^+, W = J_p P J_p^T (P the bodies' part of
+the inverse of [[M, G^T], [G, 0]] over the system's joint locks G; W^+ the pseudo-inverse: no
+pull along a locked direction), which World.set_drag works out once per grab (drag_mass), as
+MuJoCo scales its perturbation by the body's weight in the whole tree: dragging a light hand
+moves the arm it is on. At rest against another force (gravity, the hinge's friction) the
+spring holds with M k e / (1 + h c + h^2 k), 11 % softer than k at dt 1/240 s and 27 % at
+0.01 s: the price of an implicit force computed before the solve (a soft constraint solved
+with the joints would hold with k exactly).  Turning is the same law on the rotation vector
 e = log(q_target q^-1) with the inertia I_w in place of M.  |F| and |torque| are capped.
 
 The force goes into the step's force accumulators (applied with gravity and the loads,
@@ -103,7 +108,11 @@ def add_drag(model, state, work, h, force, torque):
         e = (state.drag_target[0] - p[0], state.drag_target[1] - p[1], state.drag_target[2] - p[2])
         vp = add(v, cross(w, r))
         dv = scale(sub(scale(e, a), scale(vp, b)), inv_d)
-        P = point_impulse(model.body_inv_mass[i], work.body_inv_inertia_world[i], r, dv)
+        if state.drag_mass[0, 0] > 0.0 or state.drag_mass[1, 1] > 0.0 or \
+                state.drag_mass[2, 2] > 0.0:   # the jointed system's (World.set_drag)
+            P = mat_vec(state.drag_mass, dv)
+        else:
+            P = point_impulse(model.body_inv_mass[i], work.body_inv_inertia_world[i], r, dv)
         f = _capped(scale(P, 1.0 / h), max_force)
         tau = cross(r, f)
     if state.drag_flags[1]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .articulation import make_trees
+from .constraint import SLOT_LOWER
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
@@ -209,6 +210,9 @@ def frame_from_axis(axis):
         return np.array([0.0, 0.0, 0.0, 1.0])
     q = np.array([1.0 + c, 0.0, -n[2], n[1]])
     return q / np.linalg.norm(q)
+
+
+DRAG_MASS_KEEP_S = 0.25   # s of simulated time a grab's system effective mass is kept
 
 
 @dataclass(frozen=True)
@@ -412,6 +416,7 @@ class World:
         self._loads = []
         self._model = self._state = self._work = None
         self._trees = None   # the trees' blocks (articulation.py), built with the model
+        self._drag_mass = None   # (key, time, mass) of the last grab (_system_point_mass)
         self._contacts = None
         self._carry = None       # the running state a rebuild continues from
         self._settings = None
@@ -987,7 +992,7 @@ class World:
             s.joint_damper_impulse[:njo] = old.joint_damper_impulse
             s.joint_coord[:njo] = old.joint_coord
             for name in ("drag_body", "drag_flags", "drag_point", "drag_target", "drag_quat",
-                         "drag_param"):   # (bodies are only ever added: the index holds)
+                         "drag_param", "drag_mass"):   # (bodies are only ever added)
                 getattr(s, name)[:] = getattr(old, name)
         self._state = s
         self._work = make_work(nb, nj, groups, islands, nm,
@@ -1436,20 +1441,78 @@ class World:
         if not (math.isfinite(zeta) and zeta >= 0.0):
             raise ValueError(f"drag damping_ratio must be a finite number >= 0 "
                              f"(got {damping_ratio})")
+        mass = self._system_point_mass(i, p) if t is not None else None
         if max_force is None:
             g = float(np.linalg.norm(self._config["gravity"]))
-            max_force = FORCE_CAP_G * b.mass * (g if g > 0.0 else STANDARD_GRAVITY)
+            heft = b.mass if mass is None else max(b.mass, float(np.trace(mass)) / 3.0)
+            max_force = FORCE_CAP_G * heft * (g if g > 0.0 else STANDARD_GRAVITY)
         fmax = _positive("drag max_force", max_force)
         if max_torque is None:
-            max_torque = fmax * math.sqrt(float(np.sum(b.inertia)) / b.mass)
+            max_torque = _positive("drag max_force", max_force) * math.sqrt(
+                float(np.sum(b.inertia)) / b.mass)
         tmax = _positive("drag max_torque", max_torque)
         _, state, _ = self._ready()
+        state.drag_mass[:] = 0.0 if mass is None else mass
         state.drag_flags[:] = (t is not None, q is not None)
         state.drag_point[:] = p
         state.drag_target[:] = t if t is not None else 0.0
         state.drag_quat[:] = q if q is not None else (1.0, 0.0, 0.0, 0.0)
         state.drag_param[:] = (k, zeta, fmax, tmax)
         state.drag_body[0] = i
+
+    def _system_point_mass(self, i, point):
+        """The effective mass (3, 3), world, kg, at `point` (body i's frame) of the dynamic
+        bodies jointed to body i (perturb.py: W^+, W = J_p P J_p^T through the joints' locks),
+        or None where no joint ties body i to another dynamic body (its own is used then).
+        Worked out once per grab: kept while the body and point stay and the world has not
+        gone on by DRAG_MASS_KEEP_S."""
+        model, state, work = self._ready()
+        key = (i, tuple(float(x) for x in point))
+        kept = self._drag_mass
+        if kept is not None and kept[0] == key and \
+                state.time[0] - kept[1] < DRAG_MASS_KEEP_S:
+            return kept[2]
+        kinds, jb = model.body_kind, model.joint_body
+        island, todo = {i}, [i]
+        while todo:
+            b = todo.pop()
+            for j in np.flatnonzero((jb[:, 0] == b) | (jb[:, 1] == b)):
+                for o in (int(jb[j, 0]), int(jb[j, 1])):
+                    if kinds[o] == DYNAMIC and o not in island:
+                        island.add(o)
+                        todo.append(o)
+        mass = None
+        if len(island) > 1:
+            col = {b: 6 * k for k, b in enumerate(sorted(island))}
+            n = 6 * len(col)
+            M = np.zeros((n, n))
+            for b, c in col.items():
+                R = quat_to_matrix(state.body_quat[b])
+                M[c:c + 3, c:c + 3] = np.eye(3) / model.body_inv_mass[b]
+                M[c + 3:c + 6, c + 3:c + 6] = R @ np.diag(model.body_inertia[b]) @ R.T
+            rows = []
+            for j in range(jb.shape[0]):
+                ends = [(e, int(jb[j, e])) for e in (0, 1) if int(jb[j, e]) in col]
+                for slot in range(SLOT_LOWER) if ends else ():
+                    for r in range(work.joint_rows[j, slot]):
+                        row = np.zeros(n)
+                        for e, b in ends:
+                            row[col[b]:col[b] + 6] = work.joint_J[j, slot, r, 6 * e:6 * e + 6]
+                        rows.append(row)
+            G = np.array(rows).reshape(-1, n)
+            K = np.block([[M, G.T], [G, np.zeros((len(G), len(G)))]])
+            r = quat_to_matrix(state.body_quat[i]) @ np.asarray(point, float)
+            Jp = np.zeros((3, n))
+            c = col[i]
+            Jp[:, c:c + 3] = np.eye(3)
+            Jp[:, c + 3:c + 6] = [[0.0, r[2], -r[1]], [-r[2], 0.0, r[0]], [r[1], -r[0], 0.0]]
+            x = np.linalg.lstsq(K, np.vstack([Jp.T, np.zeros((len(G), 3))]), rcond=None)[0]
+            W = Jp @ x[:n]
+            mass = np.linalg.pinv(0.5 * (W + W.T), rcond=1e-9, hermitian=True)
+            if not np.all(np.isfinite(mass)):
+                mass = None
+        self._drag_mass = (key, float(state.time[0]), mass)
+        return mass
 
     def clear_drag(self):
         """Let go of the dragged body (if any): no drag force from the next step on."""

@@ -364,3 +364,63 @@ def test_a_bad_drag_is_refused_naming_the_value_and_the_old_drag_kept(args, kwar
     with pytest.raises(ValueError, match=words):
         world.set_drag(*args, **kwargs)
     np.testing.assert_allclose(world.drag["target"], (0.2, 0.0, 0.0))
+
+
+# ---- a body jointed to others: the system's effective mass -------------------------------------
+
+def welded_pair(dt=1 / 240):
+    """A 1 kg box welded to a 100 kg box, floating without gravity, their common centre of
+    mass at the origin: the light box's centre at x = 1, the heavy one's at x = -0.01."""
+    w = World(dt=dt, gravity=(0.0, 0.0, 0.0))
+    w.add_body("heavy", Box((0.1, 0.1, 0.1)), mass=100.0, pos=(-0.01, 0.0, 0.0))
+    w.add_body("light", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(1.0, 0.0, 0.0))
+    w.add_joint("weld", "fixed", "heavy", "light", anchor=(0.5, 0.0, 0.0))
+    return w
+
+
+def test_a_light_body_welded_to_a_heavy_one_is_pulled_with_the_pairs_mass():
+    """Grabbed on the light box at the pair's centre of mass, the pair (101 kg) moves as one
+    free body of 101 kg pulled at its centre: the critically damped 2 Hz approach of the free
+    box above, not the 101 times slower one of a spring scaled by the light box alone."""
+    d, dt = 0.2, 1 / 240
+    world = welded_pair(dt)
+    world.step(1)
+    world.set_drag("light", (-1.0, 0.0, 0.0), (d, 0.0, 0.0))
+    np.testing.assert_allclose(world._state.drag_mass, 101.0 * np.eye(3), rtol=1e-6, atol=1e-9)
+    rec = world.run(round(1.0 / dt), record_bodies=True)
+    com = (100.0 * rec.body_pos[:, 1] + 1.0 * rec.body_pos[:, 2]) / 101.0
+    error = d - com[:, 0]
+    t = rec.t - dt   # (the drag began after the first step, which gave the joints' rows)
+    paper = d * (1.0 + OMEGA * t) * np.exp(-OMEGA * t)
+    assert np.abs(error - paper).max() <= 0.2 * OMEGA * dt * d
+    assert error.min() > 0.0
+    np.testing.assert_allclose(com[:, 1:], 0.0, atol=1e-9)
+
+
+def test_a_hand_on_an_arm_is_pulled_only_where_the_arm_lets_it_move():
+    """A two-link arm hinged about y, bent at the elbow: the hand's point can move only in the
+    x-z plane (both ways: the arm is not stretched), so the system's effective mass there has
+    no component along the hinges' axis (a pull along a locked direction would only load the
+    joints); it is symmetric and positive in the plane. A body alone on a hinge keeps its own
+    effective mass (no system mass is set)."""
+    w = World(dt=1 / 240, gravity=(0.0, 0.0, 0.0))
+    w.add_body("upper", Box((0.2, 0.05, 0.05)), mass=2.0, pos=(0.2, 0.0, 1.0))
+    w.add_body("hand", Box((0.05, 0.05, 0.05)), mass=0.3, pos=(0.4, 0.0, 1.05))  # bent up
+    w.add_joint("shoulder", "revolute", "world", "upper", anchor=(0.0, 0.0, 1.0),
+                axis=(0.0, 1.0, 0.0))
+    w.add_joint("elbow", "revolute", "upper", "hand", anchor=(0.4, 0.0, 1.0),
+                axis=(0.0, 1.0, 0.0))
+    w.step(1)
+    w.set_drag("hand", (0.0, 0.0, 0.05), (0.3, 0.0, 1.3))
+    M = w._state.drag_mass
+    np.testing.assert_allclose(M, M.T, atol=1e-9)
+    np.testing.assert_allclose(M[1], 0.0, atol=1e-9)     # nothing along the axes
+    assert np.all(np.linalg.eigvalsh(M[np.ix_([0, 2], [0, 2])]) > 0.0)
+    # more than the hand's own mass along the arm's swing (the arm comes with it)
+    assert M[2, 2] > 0.3
+    w.step(120)
+    assert w.body_pos[2, 2] > 1.05 + 0.05                  # the hand moved up toward it
+    door = door_world()
+    door.step(1)
+    door.set_drag("door", (0.2, 0.0, 0.0), (0.5, 0.5, 1.0))
+    assert not door._state.drag_mass.any()
