@@ -1448,8 +1448,7 @@ class World:
             max_force = FORCE_CAP_G * heft * (g if g > 0.0 else STANDARD_GRAVITY)
         fmax = _positive("drag max_force", max_force)
         if max_torque is None:
-            max_torque = _positive("drag max_force", max_force) * math.sqrt(
-                float(np.sum(b.inertia)) / b.mass)
+            max_torque = fmax * math.sqrt(float(np.sum(b.inertia)) / b.mass)
         tmax = _positive("drag max_torque", max_torque)
         _, state, _ = self._ready()
         state.drag_mass[:] = 0.0 if mass is None else mass
