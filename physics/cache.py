@@ -6,8 +6,20 @@ hash of every physics source file makes any edit or upgrade start from a clean c
 
 Only Sharnir's kernels go there: a cache locator placed first in numba's list claims the
 functions defined in this folder and leaves every other library's kernels where numba would
-put them (NUMBA_CACHE_DIR and numba's config are never touched). `sharnir.physics` registers
+put them (NUMBA_CACHE_DIR is never touched; the CPU numba compiles for is, below). `sharnir.physics` registers
 it before any kernel module is imported.
+
+The kernels are portable: compiled for the generic CPU of the machine's architecture (no
+instructions beyond its baseline: SSE2 on x86-64; numba's NUMBA_CPU_NAME=generic, which a
+user's own NUMBA_CPU_NAME overrides; it holds for every kernel of the process), and numba's index is stamped with the source
+hash instead of the files' times. Measured side by side, the generic code steps as fast as
+the host CPU's (bench/results.md, "Start-up"). So kernels compiled on one machine load on
+any other of the same architecture, Python and numba version: the repository ships the
+step's kernels (assets/kernels/, built by `python -m sharnir.physics.warmup --ship`), and a
+fresh install unpacks them into its cache folder instead of compiling for minutes. They are
+used only where their source hash is the sources' own: after an edit to the physics they
+are ignored, and the kernels compile as before. numba's own check of its version and the
+Python version in every cache file name cover an upgrade.
 """
 import hashlib
 import os
@@ -16,19 +28,27 @@ from pathlib import Path
 _VERSION = "0.1.0"
 _PHYSICS = Path(__file__).resolve().parent
 _STALE_DAYS = 14
+SHIPPED = _PHYSICS.parent / "assets" / "kernels"   # kernels-<source hash>.tar.xz
+_UNPACKED = ".shipped"   # marker in a cache folder: the shipped kernels were unpacked there
 
 
-def _source_hash() -> str:
+_hash: str | None = None
+
+
+def source_hash() -> str:
     """Hash of the modules that define or inline kernels (those that mention njit); editing
     world.py, scene code or docs leaves the compiled kernels valid."""
-    h = hashlib.sha1()
-    for path in sorted(_PHYSICS.glob("*.py")):
-        text = path.read_bytes()
-        if b"njit" not in text and b"intrinsic" not in text:
-            continue
-        h.update(path.name.encode())
-        h.update(text)
-    return h.hexdigest()[:12]
+    global _hash
+    if _hash is None:
+        h = hashlib.sha1()
+        for path in sorted(_PHYSICS.glob("*.py")):
+            text = path.read_bytes()
+            if b"njit" not in text and b"intrinsic" not in text:
+                continue
+            h.update(path.name.encode())
+            h.update(text)
+        _hash = h.hexdigest()[:12]
+    return _hash
 
 
 def cache_dir() -> Path:
@@ -36,7 +56,7 @@ def cache_dir() -> Path:
     numba-<version>-<source hash>."""
     base = os.environ.get("SHARNIR_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sharnir")
-    return Path(base) / f"numba-{_VERSION}-{_source_hash()}"
+    return Path(base) / f"numba-{_VERSION}-{source_hash()}"
 
 
 def _prune(folder: Path) -> None:
@@ -50,6 +70,61 @@ def _prune(folder: Path) -> None:
                 shutil.rmtree(other, ignore_errors=True)
         except OSError:
             pass
+
+
+def shipped_archive() -> Path:
+    """The shipped kernels for these sources (the file may not exist)."""
+    return SHIPPED / f"kernels-{source_hash()}.tar.xz"
+
+
+def _use_generic_cpu() -> bool:
+    """Compile for the architecture's generic CPU, unless numba already made its code
+    generator (it reads the CPU once) or the user named a CPU (NUMBA_CPU_NAME). True when
+    the kernels are portable."""
+    from numba.core import config
+    from numba.core.registry import cpu_target
+    if "_toplevel_target_context" not in vars(cpu_target) and not os.environ.get(
+            "NUMBA_CPU_NAME"):
+        config.CPU_NAME, config.CPU_FEATURES = "generic", ""
+    return config.CPU_NAME == "generic"
+
+
+def _unpack_shipped(folder: Path) -> None:
+    """Unpack the shipped kernels into the cache folder, once, each file only where the folder
+    has none of that name (each written to a temporary name, then renamed: a process that
+    reads the folder at the same time sees a whole file or none)."""
+    import tarfile
+    archive = shipped_archive()
+    if (folder / _UNPACKED).exists() or not archive.is_file():
+        return
+    with tarfile.open(archive, "r:xz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile() or member.name.startswith(("/", "..")) or (
+                    ".." in Path(member.name).parts):
+                continue
+            target = folder / member.name
+            if target.exists():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            part = target.with_name(f"{target.name}.{os.getpid()}.part")
+            try:
+                with tar.extractfile(member) as src, open(part, "wb") as dst:
+                    dst.write(src.read())
+                os.replace(part, target)
+            finally:
+                part.unlink(missing_ok=True)
+    (folder / _UNPACKED).touch()
+
+
+def unpack_shipped(folder: Path) -> None:
+    """_unpack_shipped, or one line on stderr if the archive cannot be read (the kernels then
+    compile as they would without it)."""
+    try:
+        _unpack_shipped(folder)
+    except Exception as e:   # (OSError, tarfile's and lzma's errors)
+        import sys
+        print(f"sharnir: the shipped kernels {shipped_archive().name} could not be unpacked "
+              f"({e}); the kernels will compile", file=sys.stderr)
 
 
 _folder: Path | None = None
@@ -71,6 +146,8 @@ def register() -> Path | None:
         _prune(folder)
     except OSError:
         return None
+    if _use_generic_cpu():
+        unpack_shipped(folder)
 
     class SharnirCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
         """numba's locator protocol for the kernels in sharnir/physics."""
@@ -82,6 +159,11 @@ def register() -> Path | None:
 
         def get_cache_path(self):
             return self._cache_path
+
+        def get_source_stamp(self):
+            # the folder is keyed by the hash of every physics source: the files' times
+            # (numba's stamp) would tie the kernels to one checkout
+            return source_hash()
 
         @classmethod
         def from_function(cls, py_func, py_file):

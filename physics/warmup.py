@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import numba
 from numba.core.registry import CPUDispatcher
@@ -229,10 +230,80 @@ class ProgressPrinter:
             self.stream.flush()
 
 
+SHIPPED_VARIANTS = ((False, False), (True, False))   # (contacts, trees): the sweep's two
+
+
+def _entry_files(folder):
+    """The cache files (relative to `folder`) of the kernels Python calls (ENTRY: the ones
+    with a CPython wrapper). Each holds its callees' code, so these alone run a world."""
+    import importlib
+    import pkgutil
+
+    from . import cache
+    package = importlib.import_module(__package__)
+    modules = [importlib.import_module(f"{__package__}.{m.name}")
+               for m in pkgutil.iter_modules(package.__path__) if m.name != "__main__"]
+    entries = {id(d): d for m in modules for d in vars(m).values()
+               if isinstance(d, CPUDispatcher) and d.py_func.__module__ == m.__name__
+               and not d.targetoptions.get("no_cpython_wrapper")}
+    names = []
+    for d in entries.values():
+        f = d.py_func
+        stem = f.__module__.rsplit(".", 1)[-1]
+        prefix = f"{stem}.{f.__qualname__}-{f.__code__.co_firstlineno}."
+        names += [p.relative_to(folder) for p in (folder / stem).glob(prefix + "*")]
+    assert cache.source_hash() in folder.name
+    return sorted(names)
+
+
+def ship(out=None):
+    """Build the shipped kernels (physics/cache.py): compile SHIPPED_VARIANTS for the generic
+    CPU in an empty cache folder, in child processes at once, and pack the entry kernels'
+    files into assets/kernels/kernels-<source hash>.tar.xz, removing older archives. The
+    trees' variants compile where they are first used."""
+    import shutil
+    import tarfile
+    import tempfile
+
+    from . import cache
+    out = cache.SHIPPED if out is None else out
+    with tempfile.TemporaryDirectory() as base:
+        env = dict(os.environ, SHARNIR_CACHE_DIR=base, NUMBA_CPU_NAME="generic")
+        children = [subprocess.Popen(
+            [sys.executable, "-m", "sharnir.physics.warmup",
+             "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else []),
+            env=env, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            for contacts, trees in SHIPPED_VARIANTS]
+        if any(child.wait() != 0 for child in children):
+            raise RuntimeError("a variant failed to compile; nothing was shipped")
+        folder = Path(base) / cache.cache_dir().name
+        files = _entry_files(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        archive = out / f"kernels-{cache.source_hash()}.tar.xz"
+        part = archive.with_name(archive.name + ".part")
+        with tarfile.open(part, "w:xz") as tar:
+            for name in files:
+                info = tar.gettarinfo(folder / name, arcname=str(name))
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                with open(folder / name, "rb") as f:
+                    tar.addfile(info, f)
+        os.replace(part, archive)
+    for old in out.glob("kernels-*.tar.xz"):
+        if old != archive:
+            old.unlink()
+    shutil.rmtree(out / "__pycache__", ignore_errors=True)
+    return archive, files
+
+
 def main(argv=None):
     """`python -m sharnir.physics.warmup --contacts|--no-contacts [--trees]`: compile that
-    variant's kernels into the cache, printing `progress DONE TOTAL` lines, then `ok`."""
+    variant's kernels into the cache, printing `progress DONE TOTAL` lines, then `ok`.
+    `python -m sharnir.physics.warmup --ship`: build the shipped kernels (see ship)."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--ship"]:
+        archive, files = ship()
+        print(f"{archive}: {len(files)} files, {archive.stat().st_size / 1e6:.1f} MB")
+        return 0
     if argv[:1] not in (["--contacts"], ["--no-contacts"]) or argv[1:] not in ([], ["--trees"]):
         print("usage: python -m sharnir.physics.warmup --contacts|--no-contacts [--trees]",
               file=sys.stderr)

@@ -58,6 +58,15 @@ def test_a_world_where_nothing_can_touch_compiles_without_the_contact_stages():
     assert len(contact_only) > 0.5 * len(with_)
 
 
+def _no_shipped_kernels(cache_base):
+    """An empty cache folder marked as already holding the shipped kernels: every kernel then
+    compiles, as after an edit to the physics."""
+    from sharnir.physics import cache
+    folder = cache_base / cache.cache_dir().name
+    folder.mkdir(parents=True)
+    (folder / ".shipped").touch()
+
+
 def _child(code, tmp_path, env_extra=None):
     env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"), **(env_extra or {}))
     env.pop("NUMBA_CACHE_DIR", None)
@@ -71,6 +80,7 @@ def _child(code, tmp_path, env_extra=None):
 def test_needed_kernels_are_exactly_the_kernels_numba_compiles(tmp_path):
     """On an empty cache, the kernels numba compiles for the door (no contacts) are the ones
     needed_kernels counts: the progress total is right and reaches 100 %."""
+    _no_shipped_kernels(tmp_path / "cache")
     result = _child("""
         import json
         from numba.core import event
@@ -104,6 +114,7 @@ def test_needed_kernels_are_exactly_the_kernels_numba_compiles(tmp_path):
 def test_first_run_shows_compile_progress_and_the_second_loads_from_the_cache(tmp_path):
     cli = [sys.executable, "-m", "sharnir", "run", "door", "--json"]
     env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"))
+    _no_shipped_kernels(tmp_path / "cache")
     first = subprocess.run(cli, cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=1200)
     assert first.returncode == 0, first.stderr
@@ -145,3 +156,102 @@ def test_importing_sharnir_leaves_other_kernels_where_numba_puts_them(tmp_path):
     assert list((tmp_path / "__pycache__").glob("userkernel.twice*.nbi"))
     ours = tmp_path / "cache"
     assert not [p for p in ours.rglob("*") if "userkernel" in p.name]
+
+
+# ---- the shipped kernels (physics/cache.py) --------------------------------------------------
+
+def test_the_shipped_kernels_are_built_from_these_physics_sources():
+    """The repository ships the step's kernels for the physics sources as they are: after an
+    edit they would be ignored and a fresh install would compile for minutes again."""
+    from sharnir.physics import cache
+    assert sorted(cache.SHIPPED.glob("kernels-*.tar.xz")) == [cache.shipped_archive()], (
+        "the physics changed: rebuild the shipped kernels with "
+        "`python -m sharnir.physics.warmup --ship`")
+
+
+def test_the_kernels_are_compiled_for_the_generic_cpu():
+    """What makes a cache folder portable between machines of one architecture."""
+    from numba.core.registry import cpu_target
+    if os.environ.get("NUMBA_CPU_NAME"):
+        pytest.skip("NUMBA_CPU_NAME is set: the user's CPU choice is kept")
+    assert cpu_target.target_context.codegen().magic_tuple()[1:] == ("generic", "")
+
+
+@pytest.mark.slow
+def test_a_fresh_install_runs_every_shipped_scene_and_robot_without_compiling(tmp_path):
+    """With an empty cache folder, the shipped kernels are unpacked and every shipped scene,
+    an MJCF and a URDF robot load and step without numba compiling any kernel of Sharnir's."""
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
+    result = _child(f"""
+        import json
+        from numba.core import event
+        from sharnir.physics.warmup import compile_step
+        from sharnir.scenes import load_scene, shipped_scenes
+
+        compiled = []
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                pass
+
+            def on_end(self, ev):
+                f = ev.data["dispatcher"].py_func
+                if f.__module__.startswith("sharnir."):
+                    compiled.append(f.__qualname__)
+
+        event.register("numba:compile", Listener())
+        how = {{}}
+        for scene in sorted(shipped_scenes()) + [
+                {os.path.join(fixtures, "mjcf", "humanoid.xml")!r},
+                {os.path.join(fixtures, "urdf", "r2d2", "r2d2.urdf")!r}]:
+            world = load_scene(scene)
+            how[scene] = compile_step(world)
+            world.step(3)
+        print(json.dumps({{"compiled": compiled, "how": how}}))
+    """, tmp_path)
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["compiled"] == []
+    assert set(out["how"].values()) == {"cache"}
+
+
+def test_shipped_kernels_are_unpacked_once_beside_what_the_cache_has(tmp_path, monkeypatch):
+    """A file the cache folder has already is kept (it may hold kernels compiled here); the
+    others are written whole; a marker stops a second unpacking."""
+    import io
+    import tarfile
+
+    from sharnir.physics import cache
+    monkeypatch.setattr(cache, "SHIPPED", tmp_path / "shipped")
+    cache.SHIPPED.mkdir()
+    with tarfile.open(cache.shipped_archive(), "w:xz") as tar:
+        for name, data in (("solver/a.nbi", b"shipped a"), ("solver/b.nbc", b"shipped b"),
+                           ("../evil", b"outside")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    folder = tmp_path / "cache" / "numba-x"
+    (folder / "solver").mkdir(parents=True)
+    (folder / "solver" / "a.nbi").write_bytes(b"compiled here")
+    cache._unpack_shipped(folder)
+    assert (folder / "solver" / "a.nbi").read_bytes() == b"compiled here"
+    assert (folder / "solver" / "b.nbc").read_bytes() == b"shipped b"
+    assert not (tmp_path / "cache" / "evil").exists()
+    assert sorted(p.name for p in folder.rglob("*")) == [".shipped", "a.nbi", "b.nbc", "solver"]
+    (folder / "solver" / "b.nbc").unlink()
+    cache._unpack_shipped(folder)
+    assert not (folder / "solver" / "b.nbc").exists()
+
+
+def test_a_damaged_shipped_archive_is_named_in_one_line_and_nothing_is_unpacked(
+        tmp_path, monkeypatch, capsys):
+    """The kernels then compile as they would without it."""
+    from sharnir.physics import cache
+    monkeypatch.setattr(cache, "SHIPPED", tmp_path / "shipped")
+    cache.SHIPPED.mkdir()
+    cache.shipped_archive().write_bytes(b"\xfd7zXZ\x00 not really")
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    cache.unpack_shipped(folder)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "shipped kernels" in err[0] and "compile" in err[0]
+    assert list(folder.iterdir()) == []
