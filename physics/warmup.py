@@ -257,8 +257,8 @@ def _entry_files(folder):
 
 
 def ship(out=None):
-    """Build the shipped kernels (physics/cache.py): compile SHIPPED_VARIANTS for the generic
-    CPU in an empty cache folder, in child processes at once, and pack the entry kernels'
+    """Build the shipped kernels (physics/cache.py): compile SHIPPED_VARIANTS for x86-64-v3
+    in an empty cache folder, in child processes at once, and pack the entry kernels'
     files into assets/kernels/kernels-<source hash>.tar.xz, removing older archives. The
     trees' variants compile where they are first used."""
     import shutil
@@ -268,7 +268,8 @@ def ship(out=None):
     from . import cache
     out = cache.SHIPPED if out is None else out
     with tempfile.TemporaryDirectory() as base:
-        env = dict(os.environ, SHARNIR_CACHE_DIR=base, NUMBA_CPU_NAME="generic")
+        env = dict(os.environ, SHARNIR_CACHE_DIR=base, NUMBA_CPU_NAME="x86-64-v3",
+                   NUMBA_CPU_FEATURES="")
         children = [subprocess.Popen(
             [sys.executable, "-m", "sharnir.physics.warmup",
              "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else []),

@@ -4,10 +4,11 @@ it was. A change of the physics that is meant changes the hashes: rewrite them w
 
     python tests/test_physics_determinism.py --update
 
-and say so in the commit. numba compiles for the generic CPU (physics/cache.py) unless
-NUMBA_CPU_NAME names another (LLVM may vectorise differently per CPU model), so the pins are
-kept per CPU name (tests/determinism_pins.json); on a CPU without pins the test runs each
-scene twice and checks that the two runs agree bit for bit, and says that nothing is pinned for it.
+and say so in the commit. numba compiles for a CPU level (x86-64-v3, else generic:
+physics/cache.py) unless NUMBA_CPU_NAME names another (LLVM may vectorise differently per
+CPU model), so the pins are kept per CPU name (tests/determinism_pins.json); on a CPU without
+pins the test runs each scene twice and checks that the two runs agree bit for bit, and says
+that nothing is pinned for it.
 
 The kernels are compiled without fastmath's "contract" (a * b + c fused into one FMA): with
 it, a kernel compiled in the running process (whose callees LLVM may inline, and fuse across)
@@ -36,7 +37,7 @@ STATE = ("body_pos", "body_quat", "body_vel", "body_angvel", "body_angmom", "joi
 
 
 def cpu():
-    """The CPU numba compiles for: "generic" (physics/cache.py) unless NUMBA_CPU_NAME says."""
+    """The CPU numba compiles for (physics/cache.py), unless NUMBA_CPU_NAME says."""
     from numba.core.registry import cpu_target
     return cpu_target.target_context.codegen()._get_host_cpu_name()
 
