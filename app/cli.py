@@ -25,6 +25,7 @@ import os
 import secrets
 import stat
 import sys
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -125,6 +126,7 @@ def main(argv=None):
         args = _app_parser().parse_args(argv)
     else:
         args = _parser().parse_args(argv)
+    warnings.showwarning = _show_warning
     try:
         if args.list:
             return _list()
@@ -189,6 +191,7 @@ def _parser():
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
     _asset_root_option(run)
+    _strict_option(run)
     convert = commands.add_parser(
         "convert",
         help="write a scene (TOML, MJCF .xml or URDF .urdf) as a Sharnir TOML scene",
@@ -203,6 +206,7 @@ def _parser():
     convert.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                          dest="sets", help="override a value first, as for run (repeatable)")
     _asset_root_option(convert)
+    _strict_option(convert)
     schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of scene files (for editors)",
@@ -238,6 +242,12 @@ def _app_parser():
                         help="screenshot size in pixels (default: 800x600)")
     _asset_root_option(parser)
     return parser
+
+
+def _strict_option(parser):
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a robot file whose inertias Sharnir would repair (with a "
+                             "warning) instead of loading it")
 
 
 def _asset_root_option(parser):
@@ -333,6 +343,18 @@ def _open_window(scene, asset_roots=()):
         raise CliError(str(exc)) from None
 
 
+_python_show_warning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Sharnir's own warnings (a robot file read with repairs, a mesh, the physics) as one
+    line, like its errors; other libraries' as Python shows them."""
+    if category.__module__.startswith("sharnir."):
+        print(f"sharnir: warning: {' '.join(str(message).split())}", file=sys.stderr)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
 def _error(message):
     for line in shortened(message).splitlines() or [""]:
         print(f"sharnir: error: {line}", file=sys.stderr)
@@ -366,7 +388,7 @@ def _app(args):
 def _convert(args):
     from sharnir.scenes.writer import scene_toml
 
-    spec = read_scene(args.scene, args.sets, args.asset_roots)
+    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict)
     out = Path(args.output)
     if out.suffix.lower() != ".toml":
         raise CliError(f"cannot write {args.output}: convert writes TOML scenes (OUT.toml)")
@@ -398,7 +420,7 @@ def _schema(args):
 def _run(args):
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
 
-    spec = read_scene(args.scene, args.sets, args.asset_roots)
+    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict)
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
     duration = spec.duration if args.duration is None else args.duration

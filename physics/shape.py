@@ -506,14 +506,16 @@ class Mesh(Hull):
         is flat."""
 
         s = np.asarray(scale, dtype=float).reshape(-1)
-        if s.shape not in ((1,), (3,)) or not (np.all(np.isfinite(s)) and np.all(s > 0.0)):
-            raise ValueError(f"mesh file {path}: scale must be one or three positive finite "
-                             f"numbers (got {scale})")
+        if s.shape not in ((1,), (3,)) or not (np.all(np.isfinite(s)) and np.all(s != 0.0)):
+            raise ValueError(f"mesh file {path}: scale must be one or three finite numbers, "
+                             f"none zero (got {scale})")
         mesh = read_mesh(path, "mesh")
         verts = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=float)
         faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int64)
         if len(verts) == 0 or len(faces) == 0:
             raise ValueError(f"mesh file {path}: cannot read a mesh (no triangles in it)")
+        if np.prod(np.sign(np.broadcast_to(s, 3))) < 0.0:
+            faces = faces[:, ::-1]   # mirrored: the winding turns too (normals stay outward)
         try:
             return cls(verts * s, faces, source=path)
         except ValueError as exc:
@@ -538,10 +540,17 @@ def read_mesh(path, what):
     import trimesh
     readable_mesh_file(path, what=what)
     try:
-        return trimesh.load(str(path), force="mesh", process=False)
+        mesh = trimesh.load(str(path), force="mesh", process=False)
     except Exception as exc:  # noqa: BLE001 -- trimesh raises many kinds; all mean "cannot read"
         reason = "no such file" if not _exists(path) else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"{what} file {path}: cannot read a mesh ({reason})") from None
+    units = getattr(mesh, "units", None)   # (Collada files say theirs, mm or inches; STL none)
+    if units and units != "meters":
+        try:
+            mesh.convert_units("meters")
+        except Exception:  # noqa: BLE001 -- a unit trimesh does not know: taken as metres
+            pass
+    return mesh
 
 
 def readable_mesh_file(path, what="hull"):

@@ -118,17 +118,19 @@ def _open_mesh(shape: Any) -> str:
 
 
 def read_scene(path: str | Path, sets: Iterable[str] = (),
-               asset_roots: Iterable[str | Path] = ()) -> SceneSpec:
+               asset_roots: Iterable[str | Path] = (), strict: bool = False) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
     a ``.urdf`` file a URDF robot (`scenes.urdf`). The files it names are read only from its
-    folder and the folders `asset_roots` (and the others of `scenes.asset_roots`)."""
+    folder and the folders `asset_roots` (and the others of `scenes.asset_roots`). `strict`:
+    what a URDF reader would repair with a warning (an unphysical or missing inertia) is an
+    error instead."""
     path = resolve_scene(path)
     source = str(path)
     roots = AssetRoots.of(path, asset_roots)
 
     def read(file: Path, urdf: dict | None = None) -> dict:
-        return _read_raw(file, urdf, roots)
+        return _read_raw(file, urdf, roots, strict)
 
     raw = read(Path(path))
     try:
@@ -146,9 +148,9 @@ def read_scene(path: str | Path, sets: Iterable[str] = (),
 
 
 def load_scene(path: str | Path, sets: Iterable[str] = (),
-               asset_roots: Iterable[str | Path] = (), **kw: Any):
+               asset_roots: Iterable[str | Path] = (), strict: bool = False, **kw: Any):
     """`read_scene` then `build_world`; the world remembers its file as ``world.source``."""
-    world = build_world(read_scene(path, sets, asset_roots), source=str(path), **kw)
+    world = build_world(read_scene(path, sets, asset_roots, strict), source=str(path), **kw)
     world.source = str(path)
     return world
 
@@ -271,7 +273,8 @@ def build_world(
     return world
 
 
-def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = None) -> dict:
+def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = None,
+              strict: bool = False) -> dict:
     """The raw dict of one scene file by its suffix (TOML, MuJoCo ``.xml``, URDF ``.urdf``
     read with the `urdf` options of read_urdf), hull files made relative to its folder and
     confined to `roots` (default: the file's own, `AssetRoots.of`); its includes are not
@@ -284,7 +287,7 @@ def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = N
     elif path.suffix.lower() == ".urdf":
         from .urdf import read_urdf
 
-        raw = read_urdf(path, **(urdf or {}), asset_roots=roots)
+        raw = read_urdf(path, **(urdf or {}), asset_roots=roots, strict=strict)
         _resolve_files(raw, path.parent, None, str(path))   # (checked as the URDF was read)
         return raw
     else:

@@ -3,8 +3,8 @@
 `read_mjcf(path)` compiles the file with ``mujoco.MjModel.from_xml_path`` (defaults, includes,
 ``fromto``, mesh scaling and inertia from geoms are MuJoCo's), runs its forward kinematics at
 ``qpos0`` and writes the raw scene dict a TOML scene parses to (`scenes.schema`), which the
-loader validates and builds like any other scene.  MuJoCo is an optional extra
-(``pip install 'sharnir[mjcf]'``).
+loader validates and builds like any other scene.  MuJoCo is a dependency of Sharnir (the
+extra ``sharnir[mjcf]`` is kept for old install commands).
 
 What maps, and how:
 
@@ -165,7 +165,7 @@ def _compile(source: str):
     try:
         import mujoco
     except ImportError:
-        raise SceneError("MJCF files need MuJoCo's compiler: pip install 'sharnir[mjcf]'") \
+        raise SceneError("MJCF files need MuJoCo's compiler: pip install mujoco") \
             from None
     read_bytes(Path(source), source)   # a regular file of bounded size, or SceneError
     _check_files(Path(source), source)

@@ -103,7 +103,8 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``mesh``: a triangle mesh, from ``file = "part.stl"`` (STL, OBJ, DAE, GLB ... anything
   trimesh reads; relative to the scene file) or inline ``vertices = [[x, y, z], ...]`` with
   ``faces = [[i, j, k], ...]`` (vertex rows counted from 0, counter-clockwise seen from
-  outside), each vertex multiplied by ``scale`` (> 0, one number or ``[sx, sy, sz]``).  It
+  outside), each vertex multiplied by ``scale`` (one number or ``[sx, sy, sz]``, none zero;
+  a negative factor mirrors the mesh).  It
   collides as its convex hull (as MuJoCo's mesh geoms do: a concave mesh is filled in for
   contacts), weighs as the solid it encloses when its triangles close a volume (watertight,
   consistently wound; otherwise as its hull, with a warning where the body's mass comes from
@@ -241,6 +242,17 @@ UnitQuat = Annotated[Quat, AfterValidator(_unit)]
 UnitVec3 = Annotated[Vec3, AfterValidator(_unit)]
 
 
+def _nonzero(scale):
+    if any(c == 0.0 for c in (scale if isinstance(scale, tuple) else (scale,))):
+        raise problem(((), "must not be zero (a negative factor mirrors the mesh)"))
+    return scale
+
+
+# a mesh's scale: one factor or one per axis; a negative one mirrors (left and right limbs
+# sharing one mesh), zero flattens it and is an error
+MeshScale = Annotated[Real | Vec3, AfterValidator(_nonzero)]
+
+
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -304,14 +316,15 @@ class HullSpec(_Spec):
 
 
 class MeshSpec(_Spec):
-    """A triangle mesh: the mesh `file` (or inline `vertices` and `faces`), times `scale`;
-    collides as its convex hull, weighs as the solid it encloses, drawn with its triangles."""
+    """A triangle mesh: the mesh `file` (or inline `vertices` and `faces`), times `scale` (a
+    negative factor mirrors it); collides as its convex hull, weighs as the solid it encloses,
+    drawn with its triangles."""
     type: Literal["mesh"]
     file: Name | None = None
     vertices: Annotated[list[Vec3], Field(min_length=4)] | None = None
     faces: Annotated[list[tuple[NonNegativeInt, NonNegativeInt, NonNegativeInt]],
                      Field(min_length=1)] | None = None
-    scale: Positive | PositiveVec3 = 1.0
+    scale: MeshScale = 1.0
 
     @field_validator("file")
     @classmethod

@@ -112,6 +112,7 @@ class _Link:
     line: int
     mass: float = 0.0
     has_inertial: bool = False
+    inertia_from_geometry: bool = False   # a mass and an all-zero <inertia>
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))       # link frame
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about com, link axes
     parts: list = field(default_factory=list)   # (shape dict, pos (3,), R (3, 3)) link frame
@@ -140,9 +141,10 @@ class _Joint:
 
 
 def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=True,
-              merge_fixed=True, self_collision=False, asset_roots=None) -> dict:
+              merge_fixed=True, self_collision=False, asset_roots=None, strict=False) -> dict:
     """The raw scene dict (the structure of a TOML scene) of the URDF file at `path`; see the
-    module for the mapping. What cannot be simulated as written is one UrdfWarning. Meshes
+    module for the mapping. What cannot be simulated as written is one UrdfWarning (strict:
+    an inertia that is repaired or computed is an error instead). Meshes
     are read from `asset_roots` (an AssetRoots; default: `AssetRoots.of(path)`), the
     `package_roots` and the ROS packages found (see the module)."""
     path = Path(path)
@@ -152,7 +154,8 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
     own = _own_package(path)
     roots = roots.widened(*package_roots, *([own] if own is not None else []))
     notes = _Notes()
-    reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots, notes)
+    reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots, notes,
+                     strict=strict)
     links, joints = reader.read(root_el)
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
@@ -219,8 +222,9 @@ def _rpy_matrix(r, p, y):
 class _Reader:
     """Reads <link> and <joint> elements, checking every number and name."""
 
-    def __init__(self, source, folder, package_roots, roots, notes=None):
+    def __init__(self, source, folder, package_roots, roots, notes=None, strict=False):
         self.source = source
+        self.strict = strict
         self.folder = folder
         self.package_roots = package_roots
         self.roots = roots
@@ -316,14 +320,18 @@ class _Reader:
             I = np.zeros((3, 3))
             inertia = inertial.find("inertia")
             if inertia is not None:
-                get = {k: self.number(inertia, k, w, default=0.0)
-                       for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+                keys = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+                get = {k: self.number(inertia, k, w, default=0.0) for k in keys}
                 I = np.array([[get["ixx"], get["ixy"], get["ixz"]],
                               [get["ixy"], get["iyy"], get["iyz"]],
                               [get["ixz"], get["iyz"], get["izz"]]])
-                if link.mass > 0 and np.linalg.eigvalsh(I)[0] < -1e-9 * max(np.trace(I), 1e-300):
-                    self.fail(inertia, w + " <inertia>", "is not positive semi-definite "
-                              f"(eigenvalues {np.round(np.linalg.eigvalsh(I), 9).tolist()})")
+                if link.mass > 0:
+                    I = self.valid_inertia(I, [inertia.get(k) for k in keys], inertia,
+                                           f"{w} <inertia>", name)
+            if link.mass > 0 and not np.any(I):
+                if self.strict:
+                    self.fail(inertial, w, f"has mass {link.mass:g} and no inertia (--strict)")
+                link.inertia_from_geometry = True
             link.com = pos
             link.inertia = rot @ I @ rot.T
         for k, coll in enumerate(el.findall("collision")):
@@ -352,6 +360,32 @@ class _Reader:
                     self.materials.setdefault(material.get("name"), rgba)
             link.visuals.append((shape, pos, rot, rgba))
         return link
+
+    def valid_inertia(self, I, texts, el, where, link):
+        """I, or the nearest valid tensor (principal moments >= 0 and each at most the sum of
+        the other two) where the file's is not one: silently when the difference is within
+        the rounding of the digits written, else with a note naming the link (an error under
+        --strict)."""
+        with np.errstate(all="ignore"):   # (overflow: not finite, said where the link's
+            moments, axes = np.linalg.eigh(I)   # mass properties are summed)
+            fixed = _valid_moments(moments)
+            gap = float(np.linalg.norm(fixed - moments))
+        if np.array_equal(fixed, moments) or not np.isfinite(gap):
+            return I
+        # the file's tensor is within the rounding of a valid one if the moments move no
+        # more than the rounded entries can move them (Weyl: by the Frobenius norm of the
+        # rounding; keys ixx iyy izz ixy ixz iyz, the products count twice)
+        d = [_rounding(t) for t in texts]
+        bound = math.sqrt(sum(x * x for x in d[:3]) + 2.0 * sum(x * x for x in d[3:]))
+        if gap > bound + 1e-12 * float(np.max(np.abs(moments))):
+            shown = f"{_round(moments)} -> {_round(fixed)}"
+            if self.strict:
+                self.fail(el, where, "is not a physical inertia (principal moments "
+                          f"{_round(moments)}: each must be >= 0 and at most the sum of the "
+                          "other two; --strict)")
+            self.notes.add("inertias repaired to the nearest physical one (principal "
+                           "moments)", f'"{link}" {shown}')
+        return axes @ np.diag(fixed) @ axes.T
 
     def colour(self, material, where):
         """The rgba of a <material>'s <color>, or None if it has none."""
@@ -395,7 +429,9 @@ class _Reader:
         if not uri:
             self.fail(el, f"{where} <mesh>", 'needs a "filename"')
         scale = self.numbers(el, "scale", None, where, (1.0,))
-        self.positive(el, "scale", scale, where)
+        if np.any(scale == 0.0):     # (a negative factor mirrors the mesh: left and right)
+            self.fail(el, f"{where} <{el.tag} scale>", "must not be zero (got "
+                      f'"{el.get("scale")}")')
         file, tried, package = self.resolve(uri)
         if file is None and missing_ok:
             self.notes.add("visual meshes not found (not drawn)", f'"{uri}"')
@@ -563,7 +599,7 @@ class _Notes:
     def emit(self, source):
         if self.items:
             lines = [f"{what}: {', '.join(items)}" for what, items in self.items.items()]
-            warnings.warn(f"{source}: not simulated as written:\n  " + "\n  ".join(lines),
+            warnings.warn(f"{source}: not simulated as written: " + "; ".join(lines),
                           UrdfWarning, stacklevel=3)
 
 
@@ -733,6 +769,9 @@ class _Builder:
                 self.world_parts.append((shape, p + R @ pos, R @ rot))
             for shape, pos, rot, rgba in link.visuals:
                 visuals.append((shape, pl + Rl @ pos, Rl @ rot, rgba))
+            if link.inertia_from_geometry:
+                link.inertia = self.geometry_inertia(link)
+                link.inertia_from_geometry = False
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
@@ -795,6 +834,31 @@ class _Builder:
             if visuals:      # posed in the body frame (com, Rp), not the link's
                 body["visuals"] = _visuals(visuals, com, Rp)
         return body
+
+    def geometry_inertia(self, link):
+        """The inertia about the link's centre of mass of its collision geometry at uniform
+        density and the link's mass (MuJoCo's inertiafromgeom), for a link whose file gives a
+        mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
+        has no collision geometry."""
+        from sharnir.physics.shape import Box, Capsule, Compound, Cylinder, Mesh, Sphere
+        from sharnir.physics.shape import matrix_quat as quat_of
+
+        make = {"box": lambda d: Box(tuple(d["half_extents"])),
+                "sphere": lambda d: Sphere(d["radius"]),
+                "cylinder": lambda d: Cylinder(d["radius"], d["half_length"]),
+                "capsule": lambda d: Capsule(d["radius"], d["half_length"]),
+                "mesh": lambda d: Mesh.from_file(d["file"], scale=d["scale"])}
+        try:
+            body = Compound([(make[d["type"]](d), pos, quat_of(rot))
+                             for d, pos, rot in link.parts])
+        except (ValueError, KeyError):
+            return np.zeros((3, 3))
+        R = body.frame_rot
+        I = R @ np.diag(link.mass * np.asarray(body.unit_inertia(), dtype=float)) @ R.T
+        d = np.asarray(body.frame_pos, dtype=float) - link.com
+        self.notes.add("inertias computed from the collision geometry (a mass with an "
+                       "all-zero inertia in the file)", f'"{link.name}"')
+        return I + link.mass * (d @ d * np.eye(3) - np.outer(d, d))
 
     def joint(self, joint, a, b):
         """The scene joint of a URDF joint between bodies a (parent) and b (child), or None."""
@@ -898,3 +962,35 @@ def _matrix_quat(R):
 
 def _floats(values):
     return [float(v) for v in values]
+
+
+def _valid_moments(moments):
+    """The nearest principal moments (sorted as given by eigh) that a body can have: none
+    negative, the largest at most the sum of the other two (moved along the normal of that
+    face of the cone, which keeps the order)."""
+    m = np.maximum(np.asarray(moments, dtype=float), 0.0)
+    excess = m[2] - m[0] - m[1]
+    if excess > 0.0:
+        t = excess / 3.0
+        m = np.array([m[0] + t, m[1] + t, m[2] - t])
+    return m
+
+
+def _rounding(text):
+    """The rounding error of a number written as `text`: half a unit in the last digit
+    written ("0.00000009": 5e-9; "1.25e-3": 5e-6). A zero ("0", "0.0") is taken as exact:
+    files write the products of inertia that vanish so."""
+    mantissa, _, exponent = (text or "0").strip().lower().partition("e")
+    if not mantissa.strip("+-0."):
+        return 0.0
+    digits = len(mantissa.partition(".")[2])
+    try:
+        shift = int(exponent) if exponent else 0
+    except ValueError:
+        shift = 0
+    return 0.5 * 10.0 ** (shift - digits)
+
+
+def _round(values):
+    return "(" + ", ".join(f"{v:.3g}" for v in values) + ")"
+

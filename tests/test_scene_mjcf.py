@@ -506,8 +506,7 @@ def test_without_mujoco_the_error_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)  # import mujoco -> ImportError
     with pytest.raises(SceneError) as err:
         read_scene(write(tmp_path, PENDULUM))
-    assert str(err.value) == ("MJCF files need MuJoCo's compiler: "
-                              "pip install 'sharnir[mjcf]'")
+    assert str(err.value) == "MJCF files need MuJoCo's compiler: pip install mujoco"
 
 
 # --- MuJoCo's humanoid --------------------------------------------------------

@@ -70,10 +70,10 @@ def world_inertia(world, name):
 BASE_XYZ = np.array([0.1, 0.0, 1.2])
 HINGE_RPY = (0.0, 0.0, 0.7)
 ROD_COM, ROD_COM_RPY = np.array([0.02, 0.01, -0.4]), (0.3, -0.2, 0.5)
-ROD_I = np.array([[0.08, 0.01, 0.0], [0.01, 0.07, 0.005], [0.0, 0.005, 0.01]])
+ROD_I = np.array([[0.08, 0.01, 0.0], [0.01, 0.07, 0.005], [0.0, 0.005, 0.03]])
 ELBOW_XYZ, ELBOW_RPY = np.array([0.0, 0.0, -0.8]), (0.4, 0.0, 0.0)
 TIP_COM, TIP_COM_RPY = np.array([0.0, 0.03, -0.25]), (0.0, 0.6, 0.0)
-TIP_I = np.array([[0.02, 0.0, 0.003], [0.0, 0.025, 0.0], [0.003, 0.0, 0.004]])
+TIP_I = np.array([[0.02, 0.0, 0.003], [0.0, 0.025, 0.0], [0.003, 0.0, 0.008]])
 
 DOUBLE = """
 <link name="base">
@@ -83,7 +83,7 @@ DOUBLE = """
   <inertial>
     <origin xyz="0.02 0.01 -0.4" rpy="0.3 -0.2 0.5"/>
     <mass value="1.5"/>
-    <inertia ixx="0.08" ixy="0.01" ixz="0" iyy="0.07" iyz="0.005" izz="0.01"/>
+    <inertia ixx="0.08" ixy="0.01" ixz="0" iyy="0.07" iyz="0.005" izz="0.03"/>
   </inertial>
   <collision>
     <origin xyz="0 0 -0.4"/>
@@ -94,7 +94,7 @@ DOUBLE = """
   <inertial>
     <origin xyz="0 0.03 -0.25" rpy="0 0.6 0"/>
     <mass value="0.7"/>
-    <inertia ixx="0.02" ixy="0" ixz="0.003" iyy="0.025" iyz="0" izz="0.004"/>
+    <inertia ixx="0.02" ixy="0" ixz="0.003" iyy="0.025" iyz="0" izz="0.008"/>
   </inertial>
   <collision>
     <origin xyz="0 0 -0.25" rpy="1.5707963267948966 0 0"/>
@@ -262,7 +262,7 @@ def pendulum_text(mass, d, inertia_rpy):
   <inertial>
     <origin xyz="0 0 {-d}" rpy="{inertia_rpy[0]} {inertia_rpy[1]} {inertia_rpy[2]}"/>
     <mass value="{mass}"/>
-    <inertia ixx="0.02" ixy="0.002" ixz="0" iyy="0.03" iyz="0" izz="0.004"/>
+    <inertia ixx="0.02" ixy="0.002" ixz="0" iyy="0.03" iyz="0" izz="0.012"/>
   </inertial>
   <collision><origin xyz="0 0 {-d}"/><geometry><sphere radius="0.05"/></geometry></collision>
 </link>
@@ -278,7 +278,7 @@ def test_pendulum_swings_with_the_small_angle_period_of_its_file(tmp_path):
     mass, d, inertia_rpy = 1.2, 0.5, (0.4, 0.3, 0.2)
     w = world_of(write(tmp_path, pendulum_text(mass, d, inertia_rpy)), motors=False)
     # on paper: the inertia about the axis y through the pivot, from the file's numbers
-    I_c = np.array([[0.02, 0.002, 0.0], [0.002, 0.03, 0.0], [0.0, 0.0, 0.004]])
+    I_c = np.array([[0.02, 0.002, 0.0], [0.002, 0.03, 0.0], [0.0, 0.0, 0.012]])
     A = ry(TILT) @ rpy(*inertia_rpy)
     I_axis = (A @ I_c @ A.T)[1, 1] + mass * d * d
     t0 = 2 * math.pi * math.sqrt(I_axis / (mass * G * d))

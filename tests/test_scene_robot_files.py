@@ -1,0 +1,191 @@
+"""Robot files as they ship (issue 28): Collada meshes in their own units, mirrored meshes,
+inertias rounded in the file, all zero or unphysical, repaired with a warning naming the link
+(an error under --strict). Every expected number is worked out here from the geometry."""
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from sharnir.physics.shape import Mesh
+from sharnir.scenes import SceneError, read_scene
+from sharnir.scenes.urdf import UrdfWarning, read_urdf
+
+
+def write(folder, text, name="robot.urdf"):
+    path = Path(folder) / name
+    path.write_text(f'<?xml version="1.0"?>\n<robot name="test">\n{text}\n</robot>\n')
+    return path
+
+
+def link(name, inertia, mass=2.0, geometry=""):
+    return (f'<link name="{name}"><inertial><mass value="{mass}"/>'
+            f'<inertia {inertia}/></inertial>{geometry}</link>')
+
+
+def read(path, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        raw = read_urdf(path, fixed_base=False, **options)
+    notes = [str(w.message) for w in caught if issubclass(w.category, UrdfWarning)]
+    return raw, notes
+
+
+def moments(raw, name):
+    body = next(b for b in raw["bodies"] if b["name"] == name)
+    return np.sort(np.asarray(body["inertia"], dtype=float))
+
+
+# --- inertias -------------------------------------------------------------------------------
+
+def test_an_inertia_off_by_the_rounding_of_its_digits_loads_without_a_word(tmp_path):
+    """ixx = iyy = 9e-8, ixy = 9.4e-8, izz = 18e-8 as written to the 1e-8 (rounding 5e-9 an
+    entry): principal moments -0.4e-8, 18e-8, 18.4e-8, a tensor no body has, but only by
+    the rounding of the digits. It is taken to the nearest valid one without a warning: the
+    negative moment to 0, then the largest (over the sum of the others by 0.4e-8) moved
+    with them by 0.4e-8 / 3."""
+    path = write(tmp_path, link("a", 'ixx="0.00000009" iyy="0.00000009" izz="0.00000018" '
+                                'ixy="0.000000094" ixz="0" iyz="0"'))
+    raw, notes = read(path)
+    assert notes == []
+    t = 0.4e-8 / 3
+    np.testing.assert_allclose(moments(raw, "a"), [t, 18e-8 + t, 18.4e-8 - t], rtol=1e-6)
+
+
+def test_an_unphysical_inertia_is_repaired_to_the_nearest_one_and_named(tmp_path):
+    """Principal moments (-0.021, 0.052, 0.099) as met in a real file: the negative one goes
+    to 0, then the largest is over the sum of the others by 0.047: each of the two smaller
+    gains 0.047/3 and the largest loses it (the nearest point on the face c = a + b)."""
+    path = write(tmp_path, link("thigh", 'ixx="-0.021" iyy="0.052" izz="0.099" ixy="0" '
+                                'ixz="0" iyz="0"'))
+    raw, notes = read(path)
+    t = 0.047 / 3
+    np.testing.assert_allclose(moments(raw, "thigh"), [t, 0.052 + t, 0.099 - t], rtol=1e-12)
+    assert len(notes) == 1 and '"thigh"' in notes[0] and "repaired" in notes[0]
+    with pytest.raises(SceneError, match=r'line 3: link "thigh" <inertial> <inertia>: is not a '
+                                         r"physical inertia .*--strict"):
+        read_urdf(path, fixed_base=False, strict=True)
+
+
+def test_a_principal_moment_over_the_sum_of_the_others_is_repaired_too(tmp_path):
+    path = write(tmp_path, link("rod", 'ixx="0.01" iyy="0.01" izz="0.05" ixy="0" ixz="0" '
+                                'iyz="0"'))
+    raw, notes = read(path)
+    t = 0.03 / 3
+    np.testing.assert_allclose(moments(raw, "rod"), [0.01 + t, 0.01 + t, 0.05 - t])
+    assert len(notes) == 1 and '"rod"' in notes[0]
+
+
+def test_a_mass_with_an_all_zero_inertia_takes_the_inertia_of_its_collision_box(tmp_path):
+    """A 0.2 x 0.4 x 0.6 m box of 2 kg: m (b^2 + c^2) / 12 and so on, about its centre; the
+    file's centre of mass (origin) is kept, here the box's own."""
+    box = ('<collision><geometry><box size="0.2 0.4 0.6"/></geometry></collision>')
+    path = write(tmp_path, link("crate", 'ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"',
+                                geometry=box))
+    raw, notes = read(path)
+    m = 2.0
+    want = sorted([m * (0.4**2 + 0.6**2) / 12, m * (0.2**2 + 0.6**2) / 12,
+                   m * (0.2**2 + 0.4**2) / 12])
+    np.testing.assert_allclose(moments(raw, "crate"), want, rtol=1e-9)
+    assert len(notes) == 1 and "collision geometry" in notes[0] and '"crate"' in notes[0]
+    with pytest.raises(SceneError, match=r'link "crate" <inertial>: has mass 2 and no inertia'):
+        read_urdf(path, fixed_base=False, strict=True)
+
+
+def test_strict_on_the_command_line_refuses_what_would_be_repaired(tmp_path):
+    path = write(tmp_path, link("thigh", 'ixx="-0.021" iyy="0.052" izz="0.099" ixy="0" '
+                                'ixz="0" iyz="0"'))
+    cli = [sys.executable, "-m", "sharnir", "run", str(path), "--duration", "0.01"]
+    strict = subprocess.run(cli + ["--strict"], capture_output=True, text=True, timeout=300)
+    assert strict.returncode == 2
+    assert strict.stderr.count("\n") == 1 and "--strict" in strict.stderr
+    loose = subprocess.run(cli + ["--json"], capture_output=True, text=True, timeout=300)
+    assert loose.returncode == 0, loose.stderr
+    assert json.loads(loose.stdout.splitlines()[-1])["steps"] >= 1
+
+
+# --- meshes ---------------------------------------------------------------------------------
+
+def _wedge():
+    """A closed, chiral wedge: no mirror plane through the axes, so a mirror image differs."""
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 2, 0], [0, 0, 3], [0.5, 0.2, 0.1]], dtype=float)
+    return trimesh.convex.convex_hull(v)
+
+
+def test_a_mirrored_mesh_is_the_reflection_with_its_normals_outward(tmp_path):
+    _wedge().export(tmp_path / "wedge.stl")
+    plain = Mesh.from_file(tmp_path / "wedge.stl")
+    mirrored = Mesh.from_file(tmp_path / "wedge.stl", scale=(1.0, -1.0, 1.0))
+    assert mirrored.volume() == pytest.approx(plain.volume(), rel=1e-12)
+    np.testing.assert_allclose(np.sort(mirrored.unit_inertia()), np.sort(plain.unit_inertia()),
+                               rtol=1e-9)
+    # the hull's corners are the plain ones reflected (both in their own body frames: compare
+    # the corner sets in the file's frame)
+    corner = lambda m: m.frame_pos + m.vertices @ m.frame_rot.T
+    got = {tuple(np.round(p, 9)) for p in corner(mirrored)}
+    want = {tuple(np.round(p * [1, -1, 1], 9)) for p in corner(plain)}
+    assert got == want
+    # drawn outward: the surface's signed volume is positive
+    surface = trimesh.Trimesh(*mirrored.surface(), process=False)
+    assert surface.volume > 0.0
+
+
+def test_a_urdf_mesh_mirrored_by_its_scale_loads_and_zero_is_refused(tmp_path):
+    _wedge().export(tmp_path / "wedge.stl")
+    geometry = ('<collision><geometry><mesh filename="wedge.stl" scale="1 -1 1"/>'
+                '</geometry></collision>')
+    raw, _ = read(write(tmp_path, link("left", 'ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+                                       'iyz="0"', geometry=geometry)))
+    part = next(b for b in raw["bodies"] if b["name"] == "left")["shape"]["parts"][0]["shape"]
+    assert part["scale"] == [1.0, -1.0, 1.0]
+    zero = geometry.replace('scale="1 -1 1"', 'scale="1 0 1"')
+    with pytest.raises(SceneError, match=r"<mesh scale>: must not be zero"):
+        read_urdf(write(tmp_path, link("left", 'ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+                                       'iyz="0"', geometry=zero), "zero.urdf"))
+
+
+def test_a_collada_mesh_in_millimetres_is_read_in_metres(tmp_path):
+    """A Collada (.dae) box written in mm (<unit meter="0.001">) of 100 x 200 x 300: the body
+    is 0.1 x 0.2 x 0.3 m, its hull's volume 0.006 m^3."""
+    box = trimesh.creation.box((100.0, 200.0, 300.0))
+    text = trimesh.exchange.dae.export_collada(box).decode()
+    assert "<asset>" in text
+    (tmp_path / "box.dae").write_text(
+        text.replace("<asset>", '<asset><unit meter="0.001" name="millimeter"/>', 1))
+    mesh = Mesh.from_file(tmp_path / "box.dae")
+    assert mesh.volume() == pytest.approx(0.006, rel=1e-6)
+    geometry = ('<visual><geometry><mesh filename="box.dae"/></geometry></visual>'
+                '<collision><geometry><mesh filename="box.dae"/></geometry></collision>')
+    spec = read_scene(write(tmp_path, link("case", 'ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+                                           'iyz="0"', geometry=geometry)))
+    assert [b.name for b in spec.bodies] == ["case"]
+
+
+def test_the_app_and_run_read_strict_only_where_asked(tmp_path):
+    """The loader's default is the forgiving one (as MuJoCo's and PyBullet's)."""
+    path = write(tmp_path, link("thigh", 'ixx="-0.021" iyy="0.052" izz="0.099" ixy="0" '
+                                'ixz="0" iyz="0"'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UrdfWarning)
+        assert read_scene(path).bodies[0].name == "thigh"
+    with pytest.raises(SceneError):
+        read_scene(path, strict=True)
+    assert os.path.isfile(path)
+
+
+def test_a_repair_is_one_warning_line_naming_the_file_and_the_link(tmp_path):
+    """As the errors read: `sharnir: warning: FILE: ... "LINK" ...`, no Python source line."""
+    path = write(tmp_path, link("thigh", 'ixx="-0.021" iyy="0.052" izz="0.099" ixy="0" '
+                                'ixz="0" iyz="0"'))
+    done = subprocess.run([sys.executable, "-m", "sharnir", "run", str(path), "--duration",
+                           "0.01"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [x for x in done.stderr.splitlines() if "warning" in x]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"sharnir: warning: {path}: ") and '"thigh"' in lines[0]
+    assert "warnings.warn" not in done.stderr and "UrdfWarning" not in done.stderr
