@@ -270,7 +270,10 @@ class Plane:
 
 # ---- convex hulls and compounds ------------------------------------------------------------
 HULL_TOLERANCE = 1e-9   # relative to the point cloud's extent: closer points count as on a face
-MAX_HULL_POINTS = 100_000
+# A hull keeps at most this many corners: the contact kernels search them (support points,
+# faces); a finer one (a scanned or sculpted mesh hulled whole) is thinned to fit, each cell
+# of a grid over it keeping its corner farthest out, and says so (Hull.thinned).
+MAX_HULL_VERTICES = 2_000
 
 
 def quat_matrix(q):
@@ -319,6 +322,26 @@ def principal_axes(tensor):
     if np.linalg.det(V) < 0.0:
         V[:, 2] = -V[:, 2]
     return V, moments
+
+
+def _thinned_hull(corners):
+    """(vertices, faces) of the hull of at most MAX_HULL_VERTICES of `corners` (a hull's):
+    a grid over their box, coarser until few enough cells are used, keeps in each cell the
+    corner farthest from the centre (the hull shrinks by at most a cell)."""
+    centre = 0.5 * (corners.min(axis=0) + corners.max(axis=0))
+    lo, span = corners.min(axis=0), np.ptp(corners, axis=0)
+    far = np.linalg.norm(corners - centre, axis=1)
+    cells = int(np.ceil(np.sqrt(MAX_HULL_VERTICES)))   # cells along an axis: a surface
+    while True:
+        index = np.minimum((cells * (corners - lo) / np.where(span > 0, span, 1.0)).astype(
+            np.int64), cells - 1)
+        key = (index[:, 0] * cells + index[:, 1]) * cells + index[:, 2]
+        order = np.lexsort((-far, key))                  # by cell, farthest first
+        first = order[np.r_[True, key[order][1:] != key[order][:-1]]]
+        vertices, faces = _convex_hull(corners[first])
+        if len(vertices) <= MAX_HULL_VERTICES or cells <= 2:
+            return vertices, faces
+        cells = max(2, int(cells * 0.8))
 
 
 def _convex_hull(points):
@@ -388,10 +411,13 @@ class Hull:
                              f"(got shape {pts.shape})")
         if not np.all(np.isfinite(pts)):
             raise ValueError("hull vertices have a NaN or infinite value")
-        if len(pts) > MAX_HULL_POINTS:
-            raise ValueError(f"a hull takes at most {MAX_HULL_POINTS} points (got {len(pts)})")
         self.source = None if source is None else str(source)
         self.vertices, self.faces = _convex_hull(pts)
+        self.thinned = None   # (corners of the whole hull, corners kept) where it was thinned
+        if len(self.vertices) > MAX_HULL_VERTICES:
+            whole = len(self.vertices)
+            self.vertices, self.faces = _thinned_hull(self.vertices)
+            self.thinned = (whole, len(self.vertices))
         mesh = trimesh.Trimesh(self.vertices, self.faces, process=False)
         props = mesh.mass_properties
         self._volume = float(props.volume)

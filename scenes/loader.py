@@ -193,11 +193,16 @@ def build_world(
         )
     meshes: dict = {}  # one Hull / Mesh per (file, scale): bodies share it, and its GL mesh
     open_meshes = []   # bodies whose mass comes from a mesh that encloses no volume
+    thinned = set()    # collision meshes whose hull was thinned (physics.shape.Hull.thinned)
     for i, body in enumerate(spec.bodies):
         with _blame(source, f"bodies[{i}] {quoted(body.name)}"):
             shape = _make_shape(physics, body.shape, meshes)
             visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
                         v.quat, v.rgba) for k, v in enumerate(body.visuals)]
+            for leaf in [p[0] for p in getattr(shape, "parts", ())] or [shape]:
+                if getattr(leaf, "thinned", None):
+                    name = Path(str(leaf.source)).name if leaf.source else "inline"
+                    thinned.add(f"{name} ({leaf.thinned[0]} -> {leaf.thinned[1]} corners)")
             if body.inertia is None and body.kind == "dynamic" and _open_mesh(shape):
                 open_meshes.append(f"{quoted(body.name)} ({_open_mesh(shape)})")
             world.add_body(
@@ -226,6 +231,12 @@ def build_world(
         warnings.warn(f"{source}: these bodies' meshes enclose no volume (not watertight or "
                       "not consistently wound): their mass properties are their convex "
                       f"hulls': {listing(open_meshes)}", MeshWarning, stacklevel=2)
+    if thinned:
+        import warnings
+
+        warnings.warn(f"{source}: convex hulls thinned to at most "
+                      f"{physics.shape.MAX_HULL_VERTICES} corners for contacts (drawn as "
+                      f"written): {listing(sorted(thinned))}", MeshWarning, stacklevel=2)
     for i, joint in enumerate(spec.joints):
         with _blame(source, f"joints[{i}] {quoted(joint.name)}"):
             world.add_joint(

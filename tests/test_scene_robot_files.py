@@ -189,3 +189,48 @@ def test_a_repair_is_one_warning_line_naming_the_file_and_the_link(tmp_path):
     assert len(lines) == 1
     assert lines[0].startswith(f"sharnir: warning: {path}: ") and '"thigh"' in lines[0]
     assert "warnings.warn" not in done.stderr and "UrdfWarning" not in done.stderr
+
+
+def _sphere_mesh(subdivisions):
+    return trimesh.creation.icosphere(subdivisions=subdivisions, radius=0.1)
+
+
+def test_a_visual_mesh_of_160000_vertices_is_drawn_whole_and_never_refused(tmp_path):
+    """An icosphere of 163,842 vertices as a URDF visual: loads, and the drawn triangles are
+    all of the file's (a visual is never hulled for drawing)."""
+    big = _sphere_mesh(7)
+    assert len(big.vertices) > 150_000
+    big.export(tmp_path / "big.stl")
+    geometry = ('<visual><geometry><mesh filename="big.stl"/></geometry></visual>'
+                '<collision><geometry><sphere radius="0.1"/></geometry></collision>')
+    from sharnir.scenes import load_scene
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        world = load_scene(write(tmp_path, link("ball", 'ixx="0.004" iyy="0.004" '
+                                                'izz="0.004" ixy="0" ixz="0" iyz="0"',
+                                                geometry=geometry)))
+    (visual, _, _, _), = world.body_visuals[world.body_names.index("ball")]
+    assert len(visual.surface()[1]) == len(big.faces)
+
+
+def test_a_collision_mesh_over_the_corner_cap_is_thinned_with_a_note_and_stays_inside(
+        tmp_path):
+    """A sphere mesh of 40,962 vertices, all on its hull, as a collision mesh: the hull keeps
+    at most MAX_HULL_VERTICES corners, all of them the file's, its volume within a few
+    percent of the sphere's, and the loader says it was thinned."""
+    from sharnir.physics.shape import MAX_HULL_VERTICES
+    from sharnir.scenes import load_scene
+    dense = _sphere_mesh(6)
+    dense.export(tmp_path / "dense.stl")
+    mesh = Mesh.from_file(tmp_path / "dense.stl")
+    assert mesh.thinned[0] == len(dense.vertices) and mesh.thinned[1] <= MAX_HULL_VERTICES
+    corners = mesh.frame_pos + mesh.vertices @ mesh.frame_rot.T
+    np.testing.assert_allclose(np.linalg.norm(corners, axis=1), 0.1, rtol=1e-6)
+    assert 0.97 * (4 / 3) * np.pi * 0.1**3 < mesh.volume() <= (4 / 3) * np.pi * 0.1**3
+    geometry = '<collision><geometry><mesh filename="dense.stl"/></geometry></collision>'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_scene(write(tmp_path, link("ball", 'ixx="0.004" iyy="0.004" izz="0.004" '
+                                        'ixy="0" ixz="0" iyz="0"', geometry=geometry)))
+    notes = [str(w.message) for w in caught if "thinned" in str(w.message)]
+    assert len(notes) == 1 and "dense.stl (40962 ->" in notes[0]
