@@ -67,6 +67,26 @@ def _no_shipped_kernels(cache_base):
     (folder / ".shipped").touch()
 
 
+# the start of a child's code: `compiled` lists every Sharnir kernel numba compiles there
+_RECORD_COMPILES = """
+        import json
+        from numba.core import event
+
+        compiled = []
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                pass
+
+            def on_end(self, ev):
+                f = ev.data["dispatcher"].py_func
+                if f.__module__.startswith("sharnir."):
+                    compiled.append(f.__module__ + "." + f.__qualname__)
+
+        event.register("numba:compile", Listener())
+"""
+
+
 def _child(code, tmp_path, env_extra=None):
     env = dict(os.environ, SHARNIR_CACHE_DIR=str(tmp_path / "cache"), **(env_extra or {}))
     env.pop("NUMBA_CACHE_DIR", None)
@@ -81,28 +101,14 @@ def test_needed_kernels_are_exactly_the_kernels_numba_compiles(tmp_path):
     """On an empty cache, the kernels numba compiles for the door (no contacts) are the ones
     needed_kernels counts: the progress total is right and reaches 100 %."""
     _no_shipped_kernels(tmp_path / "cache")
-    result = _child("""
-        import json
-        from numba.core import event
+    result = _child(_RECORD_COMPILES + """
         from sharnir.physics.warmup import compile_here, needed_kernels, stand_in_world
 
-        compiled = set()
-
-        class Listener(event.Listener):
-            def on_start(self, ev):
-                pass
-
-            def on_end(self, ev):
-                f = ev.data["dispatcher"].py_func
-                if f.__module__.startswith("sharnir."):
-                    compiled.add(f.__module__ + "." + f.__qualname__)
-
-        event.register("numba:compile", Listener())
         seen = []
         compile_here(stand_in_world(False), lambda d, t, e: seen.append((d, t)))
         needed = {d.py_func.__module__ + "." + d.py_func.__qualname__
                   for d in needed_kernels(False)}
-        print(json.dumps({"compiled": sorted(compiled), "needed": sorted(needed),
+        print(json.dumps({"compiled": sorted(set(compiled)), "needed": sorted(needed),
                           "last": seen[-1]}))
     """, tmp_path)
     out = json.loads(result.stdout.strip().splitlines()[-1])
@@ -186,24 +192,10 @@ def test_a_fresh_install_runs_every_shipped_scene_and_robot_without_compiling(tm
     """With an empty cache folder, the shipped kernels are unpacked and every shipped scene,
     an MJCF and a URDF robot load and step without numba compiling any kernel of Sharnir's."""
     fixtures = os.path.join(os.path.dirname(__file__), "fixtures")
-    result = _child(f"""
-        import json
-        from numba.core import event
+    result = _child(_RECORD_COMPILES + f"""
         from sharnir.physics.warmup import compile_step
         from sharnir.scenes import load_scene, shipped_scenes
 
-        compiled = []
-
-        class Listener(event.Listener):
-            def on_start(self, ev):
-                pass
-
-            def on_end(self, ev):
-                f = ev.data["dispatcher"].py_func
-                if f.__module__.startswith("sharnir."):
-                    compiled.append(f.__qualname__)
-
-        event.register("numba:compile", Listener())
         how = {{}}
         for scene in sorted(shipped_scenes()) + [
                 {os.path.join(fixtures, "mjcf", "humanoid.xml")!r},
