@@ -431,10 +431,12 @@ WHEEL = textwrap.dedent("""
         app.on_mouse_motion(x, y, 0, 0)
         app.run_frames(2)
         scrolls = []
-        for _ in range(30):
+        for _ in range(80):   # (how many notches it takes depends on the frames' timing)
             app.on_mouse_scroll(x, y, 0, -1)
             app.run_frames(2)
             scrolls.append([app.panel_state.joints_scroll[0], app.panel_state.controls_scroll[0]])
+            if scrolls[-1][1] == app.panel_state.controls_scroll[1] > 0.0:
+                break
         out = {"scrolls": scrolls, "end": app.panel_state.controls_scroll[1],
                "rect": [x0, y0, x1, y1]}
     finally:
