@@ -12,7 +12,8 @@ path (symbolic links resolved, ``..`` folded) lies in one of these folders:
 * Sharnir's own ``assets/`` folder (shipped meshes, public);
 * for a URDF file, a ROS package found by the ROS rules: a folder NAME holding a
   ``package.xml``, the URDF's folder or one above it or beside one above it, for
-  ``package://NAME/...``, and the package the URDF itself lies in. A package is a folder its
+  ``package://NAME/...``, and the package the URDF itself lies in (an MJCF file's too: a
+  robot package keeps ``mjcf/robot.xml`` beside ``meshes/``). A package is a folder its
   author declared, so it is an allowed folder by construction.
 
 A scene file cannot widen this: a file that could name its own allowed folders could name

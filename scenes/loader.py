@@ -293,8 +293,10 @@ def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = N
     roots = AssetRoots.of(path) if roots is None else roots
     if path.suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
         from .mjcf import read_mjcf
+        from .urdf import _own_package
 
-        raw = read_mjcf(path, asset_roots=roots)
+        own = _own_package(path)   # a ROS package holds its MJCF's meshes too (../meshes)
+        raw = read_mjcf(path, asset_roots=roots if own is None else roots.widened(own))
     elif path.suffix.lower() == ".urdf":
         from .urdf import read_urdf
 

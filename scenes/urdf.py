@@ -562,8 +562,8 @@ def _is_file(path):
 
 
 def _own_package(path):
-    """The ROS package the URDF at `path` lies in: the nearest folder above it (its own
-    included) holding a package.xml; None if there is none."""
+    """The ROS package the URDF (or MJCF) file at `path` lies in: the nearest folder above it
+    (its own included) holding a package.xml; None if there is none."""
     for folder in Path(os.path.abspath(path)).resolve().parents:
         if (folder / "package.xml").is_file():
             return folder

@@ -303,3 +303,20 @@ def test_cli_asset_root_lets_a_file_in_and_its_absence_is_one_error(layout, tmp_
     done = sharnir("convert", path, tmp_path / "out.toml", "--asset-root", outside,
                    cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_mjcf_file_in_a_package_reads_its_sibling_meshes(tmp_path):
+    """A robot package keeps mjcf/robot.xml beside meshes/ (meshdir="../meshes"), as
+    Unitree's h1_description does: the package (its package.xml) is an allowed folder."""
+    pkg = tmp_path / "my_robot"
+    (pkg / "mjcf").mkdir(parents=True)
+    (pkg / "meshes").mkdir()
+    (pkg / "meshes" / "rock.obj").write_text(TET)
+    path = mjcf(pkg / "mjcf", asset='<mesh name="r" file="rock.obj"/>', geom="mesh",
+                geom_attr='mesh="r"', compiler='<compiler meshdir="../meshes"/>')
+    with pytest.raises(SceneError, match="outside the allowed folders"):
+        read_scene(path)                          # no package.xml: not a package
+    (pkg / "package.xml").write_text("<package/>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [b.name for b in read_scene(path).bodies]
