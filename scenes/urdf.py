@@ -598,7 +598,8 @@ class _Notes:
 
     def emit(self, source):
         if self.items:
-            lines = [f"{what}: {', '.join(items)}" for what, items in self.items.items()]
+            lines = [f"{what}: {', '.join(dict.fromkeys(items))}"   # (each named once)
+                     for what, items in self.items.items()]
             warnings.warn(f"{source}: not simulated as written: " + "; ".join(lines),
                           UrdfWarning, stacklevel=3)
 
