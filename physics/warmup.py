@@ -156,13 +156,18 @@ def variant(world):
     return world._contacts is not None, world._step_trees() is not None
 
 
+def _child_command(contacts, trees):
+    """The command that compiles a variant in a process of its own (main below)."""
+    return [sys.executable, "-m", "sharnir.physics.warmup",
+            "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else [])
+
+
 def _compile_in_child(contacts, trees, progress, start):
     """Run the child compile; relay its progress lines. True if it finished."""
-    cmd = [sys.executable, "-m", "sharnir.physics.warmup",
-           "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else [])
     try:
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                 stdin=subprocess.DEVNULL, text=True, env=dict(os.environ))
+        child = subprocess.Popen(_child_command(contacts, trees), stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                 text=True, env=dict(os.environ))
     except OSError:
         return False
     try:
@@ -239,7 +244,6 @@ def _entry_files(folder):
     import importlib
     import pkgutil
 
-    from . import cache
     package = importlib.import_module(__package__)
     modules = [importlib.import_module(f"{__package__}.{m.name}")
                for m in pkgutil.iter_modules(package.__path__) if m.name != "__main__"]
@@ -252,7 +256,6 @@ def _entry_files(folder):
         stem = f.__module__.rsplit(".", 1)[-1]
         prefix = f"{stem}.{f.__qualname__}-{f.__code__.co_firstlineno}."
         names += [p.relative_to(folder) for p in (folder / stem).glob(prefix + "*")]
-    assert cache.source_hash() in folder.name
     return sorted(names)
 
 
@@ -261,7 +264,6 @@ def ship(out=None):
     in an empty cache folder, in child processes at once, and pack the entry kernels'
     files into assets/kernels/kernels-<source hash>.tar.xz, removing older archives. The
     trees' variants compile where they are first used."""
-    import shutil
     import tarfile
     import tempfile
 
@@ -270,11 +272,9 @@ def ship(out=None):
     with tempfile.TemporaryDirectory() as base:
         env = dict(os.environ, SHARNIR_CACHE_DIR=base, NUMBA_CPU_NAME="x86-64-v3",
                    NUMBA_CPU_FEATURES="")
-        children = [subprocess.Popen(
-            [sys.executable, "-m", "sharnir.physics.warmup",
-             "--contacts" if contacts else "--no-contacts"] + (["--trees"] if trees else []),
-            env=env, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-            for contacts, trees in SHIPPED_VARIANTS]
+        children = [subprocess.Popen(_child_command(contacts, trees), env=env,
+                                     stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                    for contacts, trees in SHIPPED_VARIANTS]
         if any(child.wait() != 0 for child in children):
             raise RuntimeError("a variant failed to compile; nothing was shipped")
         folder = Path(base) / cache.cache_dir().name
@@ -292,7 +292,6 @@ def ship(out=None):
     for old in out.glob("kernels-*.tar.xz"):
         if old != archive:
             old.unlink()
-    shutil.rmtree(out / "__pycache__", ignore_errors=True)
     return archive, files
 
 

@@ -92,3 +92,12 @@ class AssetRoots:
 
 def _short(folder: str) -> str:
     return folder if len(folder) <= SHOWN_CHARS else "..." + folder[-(SHOWN_CHARS - 3):]
+
+
+def own_package(path):
+    """The ROS package the URDF or MJCF file at `path` lies in: the nearest folder above it
+    (its own included) holding a package.xml; None if there is none."""
+    for folder in Path(os.path.abspath(path)).resolve().parents:
+        if (folder / "package.xml").is_file():
+            return folder
+    return None

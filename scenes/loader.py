@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from sharnir.physics.message import listing, quoted, shortened
 
-from .asset_roots import AssetRoots
+from .asset_roots import AssetRoots, own_package
 from .include import IncludeError
 from .include import expand as expand_includes
 from .schema import (
@@ -108,12 +108,21 @@ class MeshWarning(UserWarning):
     """A mesh whose mass properties are its convex hull's (its triangles enclose no volume)."""
 
 
+def _leaves(shape: Any) -> list:
+    """A compound's parts' shapes, or [shape]."""
+    return [p[0] for p in getattr(shape, "parts", ())] or [shape]
+
+
+def _mesh_name(leaf: Any) -> str:
+    """A hull's or mesh's file name, or "inline mesh"."""
+    return Path(str(leaf.source)).name if leaf.source else "inline mesh"
+
+
 def _open_mesh(shape: Any) -> str:
     """The source of the first mesh in `shape` that encloses no volume, or ""."""
-    leaves = [p[0] for p in getattr(shape, "parts", ())] or [shape]
-    for leaf in leaves:
+    for leaf in _leaves(shape):
         if getattr(leaf, "closed", True) is False:
-            return Path(str(leaf.source)).name if leaf.source else "inline mesh"
+            return _mesh_name(leaf)
     return ""
 
 
@@ -199,10 +208,8 @@ def build_world(
             shape = _make_shape(physics, body.shape, meshes)
             visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
                         v.quat, v.rgba) for k, v in enumerate(body.visuals)]
-            for leaf in [p[0] for p in getattr(shape, "parts", ())] or [shape]:
-                if getattr(leaf, "thinned", None):
-                    name = Path(str(leaf.source)).name if leaf.source else "inline"
-                    thinned.add(f"{name} ({leaf.thinned[0]} -> {leaf.thinned[1]} corners)")
+            thinned.update(f"{_mesh_name(leaf)} ({leaf.thinned[0]} -> {leaf.thinned[1]} "
+                           "corners)" for leaf in _leaves(shape) if getattr(leaf, "thinned", None))
             if body.inertia is None and body.kind == "dynamic" and _open_mesh(shape):
                 open_meshes.append(f"{quoted(body.name)} ({_open_mesh(shape)})")
             world.add_body(
@@ -293,9 +300,8 @@ def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = N
     roots = AssetRoots.of(path) if roots is None else roots
     if path.suffix.lower() == ".xml":  # MuJoCo MJCF, through MuJoCo's compiler
         from .mjcf import read_mjcf
-        from .urdf import _own_package
 
-        own = _own_package(path)   # a ROS package holds its MJCF's meshes too (../meshes)
+        own = own_package(path)   # a ROS package holds its MJCF's meshes too (../meshes)
         raw = read_mjcf(path, asset_roots=roots if own is None else roots.widened(own))
     elif path.suffix.lower() == ".urdf":
         from .urdf import read_urdf

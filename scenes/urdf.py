@@ -84,7 +84,7 @@ import numpy as np
 
 from sharnir.physics.message import listing, quoted
 
-from .asset_roots import AssetRoots
+from .asset_roots import AssetRoots, own_package
 from .loader import SceneError, read_bytes
 
 WORLD = "world"
@@ -112,7 +112,6 @@ class _Link:
     line: int
     mass: float = 0.0
     has_inertial: bool = False
-    inertia_from_geometry: bool = False   # a mass and an all-zero <inertia>
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))       # link frame
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))  # about com, link axes
     parts: list = field(default_factory=list)   # (shape dict, pos (3,), R (3, 3)) link frame
@@ -151,7 +150,7 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
     source = str(path)
     root_el = _parse_xml(path, source)
     roots = AssetRoots.of(path) if asset_roots is None else asset_roots
-    own = _own_package(path)
+    own = own_package(path)
     roots = roots.widened(*package_roots, *([own] if own is not None else []))
     notes = _Notes()
     reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots, notes,
@@ -328,10 +327,8 @@ class _Reader:
                 if link.mass > 0:
                     I = self.valid_inertia(I, [inertia.get(k) for k in keys], inertia,
                                            f"{w} <inertia>", name)
-            if link.mass > 0 and not np.any(I):
-                if self.strict:
-                    self.fail(inertial, w, f"has mass {link.mass:g} and no inertia (--strict)")
-                link.inertia_from_geometry = True
+            if link.mass > 0 and not np.any(I) and self.strict:
+                self.fail(inertial, w, f"has mass {link.mass:g} and no inertia (--strict)")
             link.com = pos
             link.inertia = rot @ I @ rot.T
         for k, coll in enumerate(el.findall("collision")):
@@ -359,7 +356,33 @@ class _Reader:
                 elif material.get("name"):
                     self.materials.setdefault(material.get("name"), rgba)
             link.visuals.append((shape, pos, rot, rgba))
+        if link.mass > 0 and not np.any(link.inertia):
+            link.inertia = self.geometry_inertia(link)
         return link
+
+    def geometry_inertia(self, link):
+        """The inertia about the link's centre of mass of its collision geometry at uniform
+        density and the link's mass (MuJoCo's inertiafromgeom), for a link whose file gives a
+        mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
+        has no collision geometry."""
+        from sharnir.physics.shape import SHAPES, Compound, Mesh
+        from sharnir.physics.shape import matrix_quat as quat_of
+
+        def make(d):   # a <collision>'s shape dict: the fields of its physics shape
+            if d["type"] == "mesh":
+                return Mesh.from_file(d["file"], scale=d["scale"])
+            return SHAPES[d["type"]](**{k: v for k, v in d.items() if k != "type"})
+
+        try:
+            body = Compound([(make(d), pos, quat_of(rot)) for d, pos, rot in link.parts])
+        except ValueError:
+            return link.inertia
+        R = body.frame_rot
+        I = R @ np.diag(link.mass * np.asarray(body.unit_inertia(), dtype=float)) @ R.T
+        d = np.asarray(body.frame_pos, dtype=float) - link.com
+        self.notes.add("inertias computed from the collision geometry (a mass with an "
+                       "all-zero inertia in the file)", f'"{link.name}"')
+        return I + link.mass * (d @ d * np.eye(3) - np.outer(d, d))
 
     def valid_inertia(self, I, texts, el, where, link):
         """I, or the nearest valid tensor (principal moments >= 0 and each at most the sum of
@@ -559,15 +582,6 @@ def _is_file(path):
         return path.is_file()
     except (OSError, ValueError):
         return False
-
-
-def _own_package(path):
-    """The ROS package the URDF (or MJCF) file at `path` lies in: the nearest folder above it
-    (its own included) holding a package.xml; None if there is none."""
-    for folder in Path(os.path.abspath(path)).resolve().parents:
-        if (folder / "package.xml").is_file():
-            return folder
-    return None
 
 
 def _package_dirs(root, name, depth=_SEARCH_DEPTH):
@@ -770,9 +784,6 @@ class _Builder:
                 self.world_parts.append((shape, p + R @ pos, R @ rot))
             for shape, pos, rot, rgba in link.visuals:
                 visuals.append((shape, pl + Rl @ pos, Rl @ rot, rgba))
-            if link.inertia_from_geometry:
-                link.inertia = self.geometry_inertia(link)
-                link.inertia_from_geometry = False
             if link.mass > 0:
                 c = pl + Rl @ link.com
                 mass += link.mass
@@ -835,31 +846,6 @@ class _Builder:
             if visuals:      # posed in the body frame (com, Rp), not the link's
                 body["visuals"] = _visuals(visuals, com, Rp)
         return body
-
-    def geometry_inertia(self, link):
-        """The inertia about the link's centre of mass of its collision geometry at uniform
-        density and the link's mass (MuJoCo's inertiafromgeom), for a link whose file gives a
-        mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
-        has no collision geometry."""
-        from sharnir.physics.shape import Box, Capsule, Compound, Cylinder, Mesh, Sphere
-        from sharnir.physics.shape import matrix_quat as quat_of
-
-        make = {"box": lambda d: Box(tuple(d["half_extents"])),
-                "sphere": lambda d: Sphere(d["radius"]),
-                "cylinder": lambda d: Cylinder(d["radius"], d["half_length"]),
-                "capsule": lambda d: Capsule(d["radius"], d["half_length"]),
-                "mesh": lambda d: Mesh.from_file(d["file"], scale=d["scale"])}
-        try:
-            body = Compound([(make[d["type"]](d), pos, quat_of(rot))
-                             for d, pos, rot in link.parts])
-        except (ValueError, KeyError):
-            return np.zeros((3, 3))
-        R = body.frame_rot
-        I = R @ np.diag(link.mass * np.asarray(body.unit_inertia(), dtype=float)) @ R.T
-        d = np.asarray(body.frame_pos, dtype=float) - link.com
-        self.notes.add("inertias computed from the collision geometry (a mass with an "
-                       "all-zero inertia in the file)", f'"{link.name}"')
-        return I + link.mass * (d @ d * np.eye(3) - np.outer(d, d))
 
     def joint(self, joint, a, b):
         """The scene joint of a URDF joint between bodies a (parent) and b (child), or None."""
