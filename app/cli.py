@@ -191,6 +191,7 @@ def _parser():
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
     _asset_root_option(run)
+    _robot_options(run)
     _strict_option(run)
     convert = commands.add_parser(
         "convert",
@@ -206,6 +207,7 @@ def _parser():
     convert.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                          dest="sets", help="override a value first, as for run (repeatable)")
     _asset_root_option(convert)
+    _robot_options(convert)
     _strict_option(convert)
     schema = commands.add_parser(
         "schema",
@@ -224,7 +226,7 @@ def _app_parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
         usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]] "
-              "[--asset-root DIR ...]",
+              "[--asset-root DIR ...] [--base fixed|floating] [--height M]",
         description="Open a scene in the app, or with --screenshot render it headless to a PNG.",
         epilog=CONVENTIONS + "\nexample:\n  sharnir scenes/door.toml --screenshot door.png "
                              "--frames 30",
@@ -241,7 +243,24 @@ def _app_parser():
     parser.add_argument("--size", type=_picture_size, default=(800, 600), metavar="WxH",
                         help="screenshot size in pixels (default: 800x600)")
     _asset_root_option(parser)
+    _robot_options(parser)
     return parser
+
+
+def _robot_options(parser):
+    parser.add_argument("--base", choices=("fixed", "floating"),
+                        help="a URDF robot's base: fixed where it stands, or floating "
+                             "(default: as the file means: fixed for a robot standing on its "
+                             "base, an arm; floating for one on legs or wheels)")
+    parser.add_argument("--height", type=float, metavar="M",
+                        help="a URDF robot's start height: its lowest point this many metres "
+                             "above the ground (default 0: standing on it)")
+
+
+def _robot(args):
+    """The robot options (scenes.loader.robot_options) of --base and --height."""
+    return {"fixed_base": None if args.base is None else args.base == "fixed",
+            "height": args.height}
 
 
 def _strict_option(parser):
@@ -333,12 +352,12 @@ def _default():
     return _open_window(DEFAULT_SCENE)
 
 
-def _open_window(scene, asset_roots=()):
-    read_scene(scene, asset_roots=asset_roots)  # a bad scene file is reported before anything
+def _open_window(scene, asset_roots=(), robot=None):
+    read_scene(scene, asset_roots=asset_roots, robot=robot)  # a bad scene file is reported
     from sharnir.app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
 
     try:
-        return run_app(scene, asset_roots=asset_roots)
+        return run_app(scene, asset_roots=asset_roots, robot=robot)
     except NoDisplayError as exc:
         raise CliError(str(exc)) from None
 
@@ -367,7 +386,7 @@ def _app(args):
     if args.screenshot is None:
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
-        return _open_window(args.scene, args.asset_roots)
+        return _open_window(args.scene, args.asset_roots, _robot(args))
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
     from sharnir.render import RenderError, render_scene_png
 
@@ -375,7 +394,7 @@ def _app(args):
     try:
         render_scene_png(args.scene, args.screenshot, frames=1 if args.frames is None
                          else args.frames, width=width, height=height,
-                         asset_roots=args.asset_roots)
+                         asset_roots=args.asset_roots, robot=_robot(args))
     except (RenderError, SimulationError) as exc:
         raise CliError(str(exc)) from None
     print(f"sharnir: wrote {args.screenshot} ({width}x{height})", file=sys.stderr)
@@ -388,7 +407,7 @@ def _app(args):
 def _convert(args):
     from sharnir.scenes.writer import scene_toml
 
-    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict)
+    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     out = Path(args.output)
     if out.suffix.lower() != ".toml":
         raise CliError(f"cannot write {args.output}: convert writes TOML scenes (OUT.toml)")
@@ -420,7 +439,7 @@ def _schema(args):
 def _run(args):
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
 
-    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict)
+    spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
     duration = spec.duration if args.duration is None else args.duration

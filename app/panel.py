@@ -29,6 +29,7 @@ from imgui_bundle import imgui, implot
 from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
 from sharnir.render.renderer import COLLISION, OVERLAY, VISUALS
 from sharnir.scenes import SCENE_DIR, SceneError, resolve_scene
+from sharnir.scenes.loader import robot_options
 
 from .commands import (
     Configure,
@@ -148,6 +149,9 @@ class PanelState:
     height: float | None = None
     note_since: float = 0.0                             # time.monotonic() when `note` was set
     description: tuple = (None, "")                     # (scene file, its description)
+    robot_for: tuple = (None, -1)                       # (file, run) the robot fields are of
+    robot_base: bool | None = None                      # the Robot section's choices
+    robot_height: float = 0.0
 
     def __setattr__(self, name, value):
         if name == "note":  # every note set (even the same text again) is shown afresh
@@ -390,12 +394,12 @@ def toggle_pause(snapshot, send):
     send(Resume() if snapshot.paused else Pause())
 
 
-def request_load(snapshot, send, state, path, what="open"):
+def request_load(snapshot, send, state, path, what="open", robot=None):
     """Load the scene file `path` (through the physics thread's Load); returns a note when
     the path is refused here (empty, missing, a folder), else None.  `check_load` later
     tells how the load went.  As on the command line (scenes.resolve_scene), a relative path
     is taken from the current folder, and a bare name that is no file there is a shipped
-    scene's (`biped`, `door.toml`)."""
+    scene's (`biped`, `door.toml`). `robot`: how a URDF robot is read (Load.robot)."""
     if isinstance(path, bytes):  # (a file name as bytes, e.g. from a drop)
         path = os.fsdecode(path)
     text = str(path).strip() if path is not None else ""
@@ -421,8 +425,22 @@ def request_load(snapshot, send, state, path, what="open"):
         return f"{what}: {full} is a folder, not a scene file"
     state.pending = PendingLoad(full, what, snapshot.run, snapshot.error_count)
     state.scene_path = full
-    send(Load(full))
+    send(Load(full, robot))
     return None
+
+
+def request_robot(snapshot, send, state, fixed_base, height):
+    """Read the URDF robot on show again with a fixed (True) or floating (False) base, or as
+    its file means (None), its lowest point `height` m above the ground (None: on it);
+    returns a note when refused (no URDF robot on show, a height that is no finite number of
+    metres within MAX_START_HEIGHT_M), else None."""
+    if snapshot.robot is None or snapshot.source is None:
+        return "robot: the scene on show is no URDF robot file"
+    try:
+        robot = robot_options({"fixed_base": fixed_base, "height": height}, "robot")
+    except SceneError as exc:
+        return str(exc)
+    return request_load(snapshot, send, state, snapshot.source, "reload", robot)
 
 
 def request_reload(snapshot, send, state):
@@ -577,6 +595,41 @@ def draw_scene(snapshot, send, state):
                 imgui.set_tooltip(printable(path if exists else f"{path}\nno longer exists"))
             imgui.pop_id()
         imgui.tree_pop()
+
+
+def draw_robot(snapshot, send, state):
+    """A URDF robot's base (as the file means, fixed or floating, as PyBullet's
+    useFixedBase) and start height (its lowest point above the ground); Apply reads the file
+    again with them (request_robot). Shown only for a URDF robot file."""
+    if snapshot.robot is None or not imgui.collapsing_header(
+            "Robot", imgui.TreeNodeFlags_.default_open):
+        return
+    if state.robot_for != (snapshot.source, snapshot.run):   # a load: the options in effect
+        state.robot_for = (snapshot.source, snapshot.run)
+        state.robot_base = snapshot.robot.get("fixed_base")
+        state.robot_height = float(snapshot.robot.get("height") or 0.0)
+    imgui.text("base")
+    for label, value, tip in (
+            ("from the file", None, "fixed if the robot stands on its base (an arm), "
+                                    "floating if on legs or wheels"),
+            ("fixed", True, "the root link held where it is (PyBullet's useFixedBase)"),
+            ("floating", False, "the whole robot free, standing on the ground")):
+        imgui.same_line()
+        if imgui.radio_button(label, state.robot_base is value):
+            state.robot_base = value
+        if imgui.is_item_hovered():
+            imgui.set_tooltip(tip)
+    imgui.set_next_item_width(120)
+    _, state.robot_height = imgui.input_float("start height (m)", state.robot_height, 0.05,
+                                              0.5, "%.3f")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("the robot's lowest point above the ground at the start")
+    imgui.same_line()
+    if imgui.button("Apply"):
+        _note(state, request_robot(snapshot, send, state, state.robot_base,
+                                   state.robot_height))
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("read the robot file again with this base and height")
 
 
 def draw_load_error(state):
@@ -1291,6 +1344,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     plot = plot_height(imgui.get_content_region_avail().y)
     imgui.begin_child("controls", imgui.ImVec2(0, -plot))
     draw_scene(snapshot, send, state)
+    draw_robot(snapshot, send, state)
     draw_simulation(snapshot, send, state, frame_rate)
     draw_view(view)
     draw_joints(snapshot, send, state)
@@ -1358,7 +1412,7 @@ def draw_description(snapshot, state):
     elided to the panel's width; the whole of it in the hover."""
     if state.description[0] != snapshot.source:
         state.description = (snapshot.source, scene_description(snapshot.source))
-    text = state.description[1]
+    text = state.description[1] or snapshot.description   # (a robot file's: its reader's)
     if not text:
         return
     width = imgui.get_content_region_avail().x

@@ -26,6 +26,7 @@ import warnings
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
@@ -89,7 +90,8 @@ class PhysicsThread(threading.Thread):
     files from the folders `asset_roots` besides its own (scenes.asset_roots).
     """
 
-    def __init__(self, source, *, scene=None, speed=1.0, paused=False, asset_roots=()):
+    def __init__(self, source, *, scene=None, speed=1.0, paused=False, asset_roots=(),
+                 robot=None):
         # A daemon: if the program dies without stop() (an exception in the window code),
         # the process still ends instead of waiting forever on this thread.
         super().__init__(name="physics", daemon=True)
@@ -97,6 +99,7 @@ class PhysicsThread(threading.Thread):
             source = str(source)
         self._source = source
         self._asset_roots = tuple(asset_roots)
+        self._robot = dict(robot or {})   # how the URDF robot in `source` is read (Load)
         self._commands = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._snapshot = None
@@ -118,7 +121,7 @@ class PhysicsThread(threading.Thread):
         self._history_rows = 0
         self._changed = False
         self._modes_seen, self._modes = None, ()   # World.motor_modes (_motor_modes)
-        self._install(self._build(source), scene or self._scene_name(source))
+        self._install(self._build(source, self._robot), scene or self._scene_name(source))
         self._publish()
 
     # ---- the other threads' side ----------------------------------------------------------
@@ -277,9 +280,10 @@ class PhysicsThread(threading.Thread):
                 self._set_paused(True)
                 self._advance(1)
             case Reset():
-                self._replace(self._source, f"reset: could not rebuild {self._scene}")
-            case Load(path=path):
-                self._replace(str(path), None)
+                self._replace(self._source, f"reset: could not rebuild {self._scene}",
+                              self._robot)
+            case Load(path=path, robot=robot):
+                self._replace(str(path), None, dict(robot or {}))
             case SetSpeed(factor=factor):
                 self._set_speed(factor)
             case Configure(settings=settings):
@@ -334,13 +338,14 @@ class PhysicsThread(threading.Thread):
         self._speed = value
         self._start_rates()
 
-    def _replace(self, source, failure):
-        """Build a world from `source` and run it instead of the current one; if that fails
-        the current world keeps running and the reason is reported."""
+    def _replace(self, source, failure, robot):
+        """Build a world from `source` (a URDF robot read with the `robot` options) and run
+        it instead of the current one; if that fails the current world keeps running and
+        the reason is reported."""
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                world = self._build(source)
+                world = self._build(source, robot)
         except Exception as exc:  # noqa: BLE001  (SceneError, or anything a factory raises)
             self._report(f"{failure}: {exc}" if failure else str(exc))
             return
@@ -348,21 +353,21 @@ class PhysicsThread(threading.Thread):
             " ".join(str(w.message).split()) for w in caught))) or None
         if self._pending:
             self._publish()  # the old world's last steps go out under its own generation
-        self._source = source
+        self._source, self._robot = source, robot
         self._install(world, self._scene_name(source))
         if self._ready:   # a world of the other kind (with or without contacts) compiles here
             self._compile()
         self._changed = True
 
     # ---- worlds -----------------------------------------------------------------------------
-    def _build(self, source):
+    def _build(self, source, robot):
         if callable(source):
             world = source()
             if not isinstance(world, World):
                 raise TypeError(f"the world factory returned {type(world).__name__}, "
                                 "not a World")
             return world
-        return load_scene(source, asset_roots=self._asset_roots)
+        return load_scene(source, asset_roots=self._asset_roots, robot=robot)
 
     @staticmethod
     def _scene_name(source):
@@ -384,6 +389,9 @@ class PhysicsThread(threading.Thread):
         self._runaway = ()
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
+            description=getattr(world, "description", ""),
+            robot=(MappingProxyType(dict(self._robot)) if not callable(self._source)
+                   and Path(self._source).suffix.lower() == ".urdf" else None),
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),
             body_visuals=tuple(world.body_visuals),
             body_jointed=tuple(world.body_jointed), joint_limits=tuple(world.joint_limits),

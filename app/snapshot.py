@@ -130,6 +130,9 @@ class Snapshot:
     joint_reaction: np.ndarray | None = None  # (njoint, 6) World.joint_reaction, last step
     body_contact: np.ndarray | None = None    # (nbody, 6) World.body_contact, last step
     body_visuals: tuple = ()        # (nbody,) World.body_visuals: shapes drawn, not simulated
+    description: str = ""           # the scene's one-line description (its file's)
+    robot: Mapping[str, Any] | None = None  # a URDF robot's options (Load.robot); None: the
+                                            # scene is no URDF file
 
     def __post_init__(self):
         _set(self, "body_pos", _frozen(self.body_pos))

@@ -177,10 +177,12 @@ class App:
     """The window app for one scene file; `panel=False` draws the 3D view alone."""
 
     def __init__(self, scene, width=None, height=None, paused=False, panel=True,
-                 screenshot_dir=".", asset_roots=()):
+                 screenshot_dir=".", asset_roots=(), robot=None):
         # a bad scene fails before a window; asset_roots: folders every scene opened in this
-        # session may read files from besides its own (scenes.asset_roots)
-        self.thread = PhysicsThread(scene, paused=paused, asset_roots=asset_roots)
+        # session may read files from besides its own (scenes.asset_roots); robot: how a URDF
+        # robot is read (scenes.loader.robot_options)
+        self.thread = PhysicsThread(scene, paused=paused, asset_roots=asset_roots,
+                                    robot=robot)
         # no size given: the size it closed at last time, which it stores again on closing
         self.remember_size = width is None and height is None
         if self.remember_size:

@@ -430,6 +430,7 @@ class World:
                        max_joint_gap=max_joint_gap, max_joint_angle_gap=max_joint_angle_gap,
                        max_energy_gain=max_energy_gain, articulation=articulation)
         self.source = None
+        self.description = ""   # the scene's one-line description (scenes.load_scene)
 
     # ---- settings -------------------------------------------------------------------------
     def configure(self, **changes):

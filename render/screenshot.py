@@ -14,7 +14,8 @@ from .renderer import Renderer
 FRAME_S = 1.0 / 60.0  # simulated time per frame, as in a 60 Hz window
 
 
-def render_scene_png(scene_path, out_png, frames=1, width=800, height=600, asset_roots=()):
+def render_scene_png(scene_path, out_png, frames=1, width=800, height=600, asset_roots=(),
+                     robot=None):
     """Render `scene_path` after `frames` frames of 1/60 s each into the PNG `out_png`; the
     scene's files may also come from the folders `asset_roots` (scenes.asset_roots).
 
@@ -26,7 +27,7 @@ def render_scene_png(scene_path, out_png, frames=1, width=800, height=600, asset
     # The GL context first: a machine without EGL fails at once, not after simulating.
     window, ctx = headless_context(width, height)
     try:
-        world = load_scene(scene_path, asset_roots=asset_roots)
+        world = load_scene(scene_path, asset_roots=asset_roots, robot=robot)
         world.step(frames * max(1, round(FRAME_S / world.dt)))
         rgb = _render_world(ctx, world, width, height)
     finally:

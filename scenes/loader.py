@@ -29,6 +29,7 @@ from .asset_roots import AssetRoots, own_package
 from .include import IncludeError
 from .include import expand as expand_includes
 from .schema import (
+    MAX_START_HEIGHT_M,
     PART_SHAPES,
     SHAPES,
     BodySpec,
@@ -47,6 +48,8 @@ SCENE_DIR = Path(__file__).parent
 MAX_REPORTED = 10
 SHOW_CHARS = 80             # a value quoted in a message is cut to about this many characters
 MAX_SCENE_BYTES = 64 << 20  # a scene file larger than this is refused before it is read
+# a URDF opened as a scene stands on a ground plane (an included one is placed by its include)
+OPENED_URDF = {"ground": True, "height": 0.0}
 
 # The scene's tables and arrays of tables, with the model each follows.
 _TABLES: dict[str, type[BaseModel]] = {"world": WorldSpec, "solver": SolverSpec}
@@ -127,21 +130,29 @@ def _open_mesh(shape: Any) -> str:
 
 
 def read_scene(path: str | Path, sets: Iterable[str] = (),
-               asset_roots: Iterable[str | Path] = (), strict: bool = False) -> SceneSpec:
+               asset_roots: Iterable[str | Path] = (), strict: bool = False,
+               robot: dict | None = None) -> SceneSpec:
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
-    a ``.urdf`` file a URDF robot (`scenes.urdf`). The files it names are read only from its
-    folder and the folders `asset_roots` (and the others of `scenes.asset_roots`). `strict`:
-    what a URDF reader would repair with a warning (an unphysical or missing inertia) is an
-    error instead."""
+    a ``.urdf`` file a URDF robot (`scenes.urdf`), read with OPENED_URDF and `robot`'s
+    options (fixed_base, height: `robot_options`; a SceneError for another kind of file).
+    The files it names are read only from its folder and the folders `asset_roots` (and the
+    others of `scenes.asset_roots`). `strict`: what a URDF reader would repair with a warning
+    (an unphysical or missing inertia) is an error instead."""
     path = resolve_scene(path)
     source = str(path)
     roots = AssetRoots.of(path, asset_roots)
+    top = robot_options(robot, source)
+    if path.suffix.lower() == ".urdf":
+        top = {**OPENED_URDF, **top}
+    elif top:
+        raise SceneError(f"{source}: the robot options ({', '.join(top)}) apply to a URDF "
+                         "robot (.urdf) only")
 
     def read(file: Path, urdf: dict | None = None) -> dict:
         return _read_raw(file, urdf, roots, strict)
 
-    raw = read(Path(path))
+    raw = read(Path(path), top or None)
     try:
         raw = expand_includes(raw, Path(path), read, roots=roots)
     except IncludeError as exc:
@@ -156,10 +167,37 @@ def read_scene(path: str | Path, sets: Iterable[str] = (),
         raise SceneError(f"{source}: arrays or tables nest too deeply to read") from None
 
 
+def robot_options(robot: dict | None, source: str) -> dict:
+    """The options a URDF opened as a scene is read with besides OPENED_URDF, checked:
+    ``fixed_base`` (True, False, or None: what the file means, scenes.urdf) and ``height`` (m,
+    finite: the lowest point's start height above the ground; None: on the ground). Only the
+    keys given, with a value other than None, are returned; anything else is a SceneError."""
+    out = {}
+    for key, value in (robot or {}).items():
+        if key not in ("fixed_base", "height"):
+            raise SceneError(f"{source}: unknown robot option {key!r} (fixed_base, height)")
+        if value is None:
+            continue
+        if key == "fixed_base" and not isinstance(value, bool):
+            raise SceneError(f"{source}: robot option fixed_base must be true, false or "
+                             f"absent (from the file), not {value!r}")
+        if key == "height":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    math.isfinite(value) and abs(value) <= MAX_START_HEIGHT_M):
+                raise SceneError(f"{source}: robot option height must be a number of metres "
+                                 f"within +-{MAX_START_HEIGHT_M:g} (got {value!r})")
+            value = float(value)
+        out[key] = value
+    return out
+
+
 def load_scene(path: str | Path, sets: Iterable[str] = (),
-               asset_roots: Iterable[str | Path] = (), strict: bool = False, **kw: Any):
+               asset_roots: Iterable[str | Path] = (), strict: bool = False,
+               robot: dict | None = None, **kw: Any):
     """`read_scene` then `build_world`; the world remembers its file as ``world.source``."""
-    world = build_world(read_scene(path, sets, asset_roots, strict), source=str(path), **kw)
+    spec = read_scene(path, sets, asset_roots, strict, robot)
+    world = build_world(spec, source=str(path), **kw)
+    world.description = spec.description
     world.source = str(path)
     return world
 
@@ -274,7 +312,8 @@ def build_world(
         if joint.mimic is not None:
             with _blame(source, f'joints[{i}] "{joint.name}"'):
                 world.add_coupling(joint.name, joint.mimic.joint,
-                                   multiplier=joint.mimic.multiplier, offset=joint.mimic.offset)
+                                   multiplier=joint.mimic.multiplier, offset=joint.mimic.offset,
+                                   lower=joint.mimic.lower, upper=joint.mimic.upper)
     for i, load in enumerate(spec.loads):
         with _blame(source, f"loads[{i}]"):
             world.add_load(

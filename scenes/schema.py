@@ -187,6 +187,7 @@ if __doc__:  # (None under python -OO)
 
 SCHEMA_VERSION = 0
 MAX_DURATION = 1e6   # s (11.6 days): a run's steps must stay countable
+MAX_START_HEIGHT_M = 1e4   # m: a robot file's start height above its ground, at most
 WORLD_BODY = "world"
 # Below this norm a quaternion or axis has no usable direction.
 MIN_NORM = 1e-9
@@ -619,10 +620,14 @@ class BehaviourSpec(_Spec):
 
 class UrdfOptionsSpec(_Spec):
     """How an included URDF file is read (scenes/urdf.py, read_urdf): a fixed or floating
-    base, a ground plane under it, motors on its actuated joints, fixed joints merged, its
-    links colliding with one another, and more folders holding ROS packages (relative to the
-    including file, and inside the folders the scene may read from: scenes/asset_roots.py)."""
-    fixed_base: StrictBool = True
+    base (absent: what the file means, fixed for a robot standing on its base, floating for
+    one standing on wheels or legs), the start height of its lowest point above the include's
+    frame (absent: where the file puts it), a ground plane under it, motors on its actuated
+    joints, fixed joints merged, its links colliding with one another, and more folders
+    holding ROS packages (relative to the including file, and inside the folders the scene
+    may read from: scenes/asset_roots.py)."""
+    fixed_base: StrictBool | None = None
+    height: Annotated[Real, Field(ge=-MAX_START_HEIGHT_M, le=MAX_START_HEIGHT_M)] | None = None
     ground: StrictBool = False
     motors: StrictBool = True
     merge_fixed: StrictBool = True

@@ -46,9 +46,20 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   a chain of mimics is kept (the relations compose), a <mimic> naming its own joint or a cycle
   of mimics is a SceneError.
 * base: fixed_base joins the root link's body to "world" with a fixed joint named
-  "<root>_to_world" (it reports the base's reaction wrench); otherwise the robot floats.
-  ground adds a static plane "ground" under the lowest point of the collision geometry at
-  the initial pose. Links do not touch each other unless self_collision (group 2, mask all
+  "<root>_to_world" (it reports the base's reaction wrench); False lets the robot float.
+  None (the default) reads what the file means from its collision geometry at the initial
+  pose: a robot that stands on its root link (an arm: its base is the lowest part) is fixed
+  there; one that stands on links that move against the root (wheels, legs, casters on a
+  wheeled base: a part within BASE_CONTACT_M of the lowest point that is not welded to the
+  root) floats; one without collision geometry, or whose root (with the links welded to
+  it) has none, is fixed (nothing to stand on; a mounting frame it hangs from). PyBullet
+  floats every robot unless told (useFixedBase); MuJoCo fixes every URDF.
+  height moves the robot up or down so that the lowest point of its collision geometry at
+  the initial pose is at z = height (None: where the file puts it). ground adds a static
+  plane "ground": at z = 0 when height is given (the robot stands on it), else under the
+  lowest point. A URDF opened as a scene (scenes.loader: OPENED_URDF) has ground = True
+  and height = 0: it stands on the floor, like r2d2, whose root is at the origin.
+  Links do not touch each other unless self_collision (group 2, mask all
   but 2, as pybullet's default); they touch everything else.
 * motors: each revolute, continuous or prismatic joint whose <limit> has effort > 0 and
   velocity > 0 gets a DC motor on a 24 V supply sized so that its stall torque is the effort
@@ -73,6 +84,7 @@ rule (NAME holding a package.xml). A folder NAME without a package.xml (PyBullet
 is used only where it lies in those folders already; anything else is one error.
 """
 
+import functools
 import math
 import os
 import re
@@ -93,6 +105,7 @@ MOTOR_SPEED = 600.0      # rad/s, the motor's no-load speed at the supply
 LOOP_TAU = 0.05          # s, the position loop's time constant
 MASSLESS_SHARE = 0.01    # a massless link's mass, as a share of the lightest link's
 MOMENT_FLOOR = 1e-6      # principal moments below this share of the largest are raised
+BASE_CONTACT_M = 0.005   # m: a part this close to the lowest point is what the robot stands on
 ROBOT_GROUP = 2
 ALL_GROUPS = 2**62 - 1
 _SEARCH_DEPTH = 3        # folders below a package root searched for a package
@@ -139,8 +152,9 @@ class _Joint:
     offset: float = 0.0
 
 
-def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=True,
-              merge_fixed=True, self_collision=False, asset_roots=None, strict=False) -> dict:
+def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=None,
+              motors=True, merge_fixed=True, self_collision=False, asset_roots=None,
+              strict=False) -> dict:
     """The raw scene dict (the structure of a TOML scene) of the URDF file at `path`; see the
     module for the mapping. What cannot be simulated as written is one UrdfWarning (strict:
     an inertia that is repaired or computed is an error instead). Meshes
@@ -159,20 +173,27 @@ def read_urdf(path, *, fixed_base=True, package_roots=(), ground=False, motors=T
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
     bodies, scene_joints = builder.build()
+    lowest = 0.0
+    if ground or height is not None:
+        lowest = min((_lowest_z(*part) for part in builder.world_parts), default=math.inf)
+        lowest = lowest if math.isfinite(lowest) else 0.0
+    if height is not None:
+        _lift(bodies, scene_joints, float(height) - lowest)
     if ground:
         names = {b["name"] for b in bodies}
         name = "ground"
         while name in names:
             name += "_plane"
-        z = min((_lowest_z(*part) for part in builder.world_parts), default=math.inf)
-        z = z if math.isfinite(z) else 0.0
         bodies.insert(0, {"name": name, "shape": {"type": "plane"}, "kind": "static",
-                          "pos": [0.0, 0.0, z]})
+                          "pos": [0.0, 0.0, 0.0 if height is not None else lowest]})
     robot = root_el.get("name") or path.stem
     n_links = len(links)
+    base = "fixed base" if builder.fixed_base else "floating base"
+    if fixed_base is None:
+        base += (" (it stands on its base)" if builder.fixed_base
+                 else " (it stands on legs or wheels)")
     description = (f'URDF robot "{robot}" ({path.name}): {n_links} links as {len(bodies)} '
-                   f'bodies, {len(scene_joints)} joints'
-                   + (", fixed base" if fixed_base else ", floating base"))
+                   f'bodies, {len(scene_joints)} joints, {base}')
     notes.emit(source)
     return {"description": description, "bodies": bodies, "joints": scene_joints}
 
@@ -696,6 +717,8 @@ class _Builder:
             p, R = pose[joint.parent]
             pose[joint.child] = (p + R @ joint.pos, R @ joint.rot)
         self.pose = pose
+        if self.fixed_base is None:
+            self.fixed_base = self.stands_on_root(root, order)
         owner = self.owners(root, order)
         groups = {}
         for link in self.links:
@@ -741,6 +764,28 @@ class _Builder:
                                f'"{spec["mimic"]["joint"]}")')
                 del spec["mimic"]
         return bodies, joints
+
+    def stands_on_root(self, root, order):
+        """Whether the robot stands on its root link (and the links welded to it) at the
+        initial pose: no part of a link that moves against the root comes within
+        BASE_CONTACT_M of the lowest point of the collision geometry (read_urdf's fixed_base
+        None; see the module). True without collision geometry, or when the root and the
+        links welded to it have none (a mounting frame the rest hangs from)."""
+        rigid = {root}
+        for joint in order:    # (breadth first: a parent is placed before its children)
+            locked = joint.lower is not None and joint.lower == joint.upper
+            if joint.parent in rigid and (joint.type == "fixed" or locked):
+                rigid.add(joint.child)
+        lowest = {}
+        for name, link in self.links.items():
+            p, R = self.pose[name]
+            zs = [_lowest_z(shape, p + R @ pos, R @ rot) for shape, pos, rot in link.parts]
+            lowest[name] = min(zs, default=math.inf)
+        bottom = min(lowest.values(), default=math.inf)
+        if not math.isfinite(bottom) or not any(math.isfinite(lowest[n]) for n in rigid):
+            return True   # nothing to stand on, or a base without geometry: a mounting
+        return not any(z <= bottom + BASE_CONTACT_M for name, z in lowest.items()
+                       if name not in rigid)
 
     def owners(self, root, order):
         """The body each link belongs to: itself, the body it is welded into, or WORLD."""
@@ -899,6 +944,29 @@ def _visuals(visuals, c, Rp):
     return out
 
 
+@functools.lru_cache(maxsize=32)
+def _mesh_vertices(file, _mtime_ns, _size, scale):
+    """A mesh file's vertices, scaled (a robot's links share meshes, and its base and ground
+    read them again: once per version of the file)."""
+    import trimesh
+
+    from sharnir.physics.shape import readable_mesh_file
+
+    readable_mesh_file(file)
+    mesh = trimesh.load(file, force="mesh", process=False)
+    vertices = np.asarray(mesh.vertices, dtype=float) * np.asarray(scale)
+    vertices.flags.writeable = False
+    return vertices
+
+
+def _lift(bodies, joints, dz):
+    """Move a read robot up by dz: every body's position and every joint's anchor."""
+    for item in (*bodies, *joints):
+        for key in ("pos", "anchor"):
+            if key in item:
+                item[key][2] += dz
+
+
 def _lowest_z(shape, c, A):
     """The lowest world z of a part (shape dict) centred at c with axes A (3, 3)."""
     kind = shape["type"]
@@ -914,14 +982,10 @@ def _lowest_z(shape, c, A):
     if "vertices" in shape:
         vertices = np.asarray(shape["vertices"])
     else:
-        import trimesh
-
-        from sharnir.physics.shape import readable_mesh_file
-
         try:
-            readable_mesh_file(shape["file"])
-            mesh = trimesh.load(shape["file"], force="mesh", process=False)
-            vertices = np.asarray(mesh.vertices, dtype=float) * np.asarray(shape["scale"])
+            stat = os.stat(shape["file"])
+            vertices = _mesh_vertices(shape["file"], stat.st_mtime_ns, stat.st_size,
+                                      tuple(shape["scale"]))
         except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
             return math.inf
     if len(vertices) == 0:

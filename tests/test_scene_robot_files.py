@@ -163,7 +163,7 @@ def test_a_collada_mesh_in_millimetres_is_read_in_metres(tmp_path):
                 '<collision><geometry><mesh filename="box.dae"/></geometry></collision>')
     spec = read_scene(write(tmp_path, link("case", 'ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
                                            'iyz="0"', geometry=geometry)))
-    assert [b.name for b in spec.bodies] == ["case"]
+    assert [b.name for b in spec.bodies] == ["ground", "case"]   # (opened: on a ground)
 
 
 def test_the_app_and_run_read_strict_only_where_asked(tmp_path):
@@ -172,7 +172,7 @@ def test_the_app_and_run_read_strict_only_where_asked(tmp_path):
                                 'ixz="0" iyz="0"'))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UrdfWarning)
-        assert read_scene(path).bodies[0].name == "thigh"
+        assert read_scene(path).bodies[1].name == "thigh"   # (after the ground)
     with pytest.raises(SceneError):
         read_scene(path, strict=True)
     assert os.path.isfile(path)

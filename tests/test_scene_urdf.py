@@ -370,7 +370,9 @@ def test_an_arm_in_a_ros_package_loads_without_any_set_up(arm, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # nothing to warn about: tool0 merges silently
         world = load_scene(path)
-    assert world.body_names == ["world", "base_link", *[f"link{k}" for k in range(1, 7)]]
+    # opened as a scene: on a ground plane, the base fixed (the arm stands on it)
+    assert world.body_names == ["world", "ground", "base_link",
+                                *[f"link{k}" for k in range(1, 7)]]
     assert world.joint_names == ["base_link_to_world", *[j[0] for j in ARM_JOINTS]]
     hull = world.body_shapes[body(world, "link3")].parts[0][0]
     assert Path(hull.source) == pkg / "meshes" / "link3.stl"
