@@ -59,6 +59,7 @@ COMPILED = {("door", "cli"), ("biped (contacts, motors)", "cli")}   # the --comp
 def _env(cache):
     env = dict(os.environ, SHARNIR_CACHE_DIR=str(cache), PYGLET_HEADLESS="1")
     env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)   # (set in our sandbox; a user's Python caches)
     return env
 
 

@@ -118,7 +118,7 @@ def _unpack_shipped(folder: Path) -> None:
         return
     with tarfile.open(archive, "r:xz") as tar:
         for member in tar.getmembers():
-            if not member.isfile() or member.name.startswith(("/", "..")) or (
+            if not member.isfile() or member.name.startswith("/") or (
                     ".." in Path(member.name).parts):
                 continue
             target = folder / member.name
@@ -168,6 +168,8 @@ def register() -> Path | None:
     if _use_portable_cpu():
         unpack_shipped(folder)
 
+    ours, writable = {}, set()   # per source file: in sharnir/physics; folders checked
+
     class SharnirCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
         """numba's locator protocol for the kernels in sharnir/physics."""
 
@@ -184,14 +186,20 @@ def register() -> Path | None:
             # (numba's stamp) would tie the kernels to one checkout
             return source_hash()
 
+        def ensure_cache_path(self):
+            # (numba's writes a temporary file there for each kernel: once a folder is enough)
+            if self._cache_path not in writable:
+                super().ensure_cache_path()
+                writable.add(self._cache_path)
+
         @classmethod
         def from_function(cls, py_func, py_file):
-            try:
-                if Path(py_file).resolve().parent != _PHYSICS:
-                    return None
-            except OSError:
-                return None
-            return super().from_function(py_func, py_file)
+            if py_file not in ours:
+                try:
+                    ours[py_file] = Path(py_file).resolve().parent == _PHYSICS
+                except OSError:
+                    ours[py_file] = False
+            return super().from_function(py_func, py_file) if ours[py_file] else None
 
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in numba 0.6x
     classes = impl._locator_classes

@@ -32,7 +32,9 @@ from numba import njit
 
 ENTRY = dict(nogil=True, cache=True, _nrt=False)   # called from Python
 KERNEL = dict(ENTRY, no_cpython_wrapper=True, no_cfunc_wrapper=True)   # only from kernels
-INLINE = dict(KERNEL, inline="always")        # small helpers inlined at numba's IR level
+# small helpers inlined at numba's IR level: never compiled on their own, so nothing to cache
+# (numba's cache set-up per function was a tenth of importing physics/)
+INLINE = dict(KERNEL, inline="always", cache=False)
 STAGE = INLINE                               # (see above: the tuples passed by value)
 ALLOCATING = dict(KERNEL, _nrt=True)   # (explicit: callees inherit it)
 
