@@ -9,6 +9,11 @@ path (symbolic links resolved, ``..`` folded) lies in one of these folders:
 * the folders the person running Sharnir declares: ``--asset-root DIR`` (repeatable),
   ``read_scene(..., asset_roots=[...])``, the ``package_roots`` of ``read_urdf`` and the
   folders of ``$SHARNIR_ASSET_PATH`` and ``$ROS_PACKAGE_PATH`` (``os.pathsep``-separated);
+* for a robot file the user opened (URDF or MJCF) that lies in a folder named as robot
+  description packages name the folder of their robot files (ROBOT_FOLDERS: urdf, mjcf,
+  xml...), the folder above it, the robot's package by that convention even without a
+  ``package.xml`` (Unitree's ``a2_description/urdf/a2.urdf`` reads ``../meshes``, as MuJoCo
+  and PyBullet do), unless that is the file system's root or the user's home folder;
 * Sharnir's own ``assets/`` folder (shipped meshes, public);
 * for a URDF file, a ROS package found by the ROS rules: a folder NAME holding a
   ``package.xml``, the URDF's folder or one above it or beside one above it, for
@@ -27,6 +32,9 @@ ENV_VAR = "SHARNIR_ASSET_PATH"
 ROS_VAR = "ROS_PACKAGE_PATH"
 SHIPPED_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHOWN_FOLDERS = 4     # folders listed in an error, then "and N more"
+# the folders robot packages keep their robot files in: the package is the folder above
+ROBOT_FOLDERS = ("urdf", "urdfs", "xacro", "mjcf", "xml", "robots", "model", "models")
+ROBOT_SUFFIXES = (".urdf", ".xml")
 SHOWN_CHARS = 40      # each shortened to its last characters
 
 
@@ -49,11 +57,17 @@ class AssetRoots:
 
     @classmethod
     def of(cls, path, declared=()) -> "AssetRoots":
-        """The allowed folders of a file the user opened: its folder, `declared` (the
-        user's), the environment's and Sharnir's assets."""
+        """The allowed folders of a file the user opened: its folder (and a robot file's
+        package by ROBOT_FOLDERS' convention), `declared` (the user's), the environment's
+        and Sharnir's assets."""
         named = os.path.dirname(os.path.abspath(os.fspath(path)))
-        return cls((named, os.path.dirname(real(path)), *declared, *env_folders(),
-                    SHIPPED_ASSETS))
+        own = [named, os.path.dirname(real(path))]
+        if os.fspath(path).lower().endswith(ROBOT_SUFFIXES):
+            too_wide = {os.path.abspath(os.sep), real(os.path.expanduser("~"))}
+            own += [up for up in (os.path.dirname(f) for f in own
+                                  if os.path.basename(f).lower() in ROBOT_FOLDERS)
+                    if real(up) not in too_wide]
+        return cls((*own, *declared, *env_folders(), SHIPPED_ASSETS))
 
     def widened(self, *folders) -> "AssetRoots":
         """These folders and `folders`."""

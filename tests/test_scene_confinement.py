@@ -307,16 +307,44 @@ def test_cli_asset_root_lets_a_file_in_and_its_absence_is_one_error(layout, tmp_
 
 def test_an_mjcf_file_in_a_package_reads_its_sibling_meshes(tmp_path):
     """A robot package keeps mjcf/robot.xml beside meshes/ (meshdir="../meshes"), as
-    Unitree's h1_description does: the package (its package.xml) is an allowed folder."""
+    Unitree's h1_description does: the package (its package.xml, or by convention the folder
+    above an mjcf/ folder) is an allowed folder."""
     pkg = tmp_path / "my_robot"
-    (pkg / "mjcf").mkdir(parents=True)
+    (pkg / "scenes").mkdir(parents=True)
     (pkg / "meshes").mkdir()
     (pkg / "meshes" / "rock.obj").write_text(TET)
-    path = mjcf(pkg / "mjcf", asset='<mesh name="r" file="rock.obj"/>', geom="mesh",
+    path = mjcf(pkg / "scenes", asset='<mesh name="r" file="rock.obj"/>', geom="mesh",
                 geom_attr='mesh="r"', compiler='<compiler meshdir="../meshes"/>')
     with pytest.raises(SceneError, match="outside the allowed folders"):
         read_scene(path)                          # no package.xml: not a package
+    (pkg / "mjcf").mkdir()
+    conventional = pkg / "mjcf" / "m.xml"
+    conventional.write_text(path.read_text())
     (pkg / "package.xml").write_text("<package/>")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert [b.name for b in read_scene(path).bodies]
+        (pkg / "package.xml").unlink()
+        assert [b.name for b in read_scene(conventional).bodies]
+
+
+def test_a_robot_file_in_a_robot_folder_reads_its_package_without_package_xml(tmp_path):
+    """Unitree's a2_description/urdf/a2.urdf names ../meshes and has no package.xml: the
+    folder above a urdf/ (mjcf/, xml/...) folder is the robot's package by convention, for
+    the robot file the user opened; an include cannot use it, nor a folder of another name."""
+    pkg = tmp_path / "a2_description"
+    (pkg / "urdf").mkdir(parents=True)
+    (pkg / "meshes").mkdir()
+    (pkg / "meshes" / "rock.obj").write_text(TET)
+    path = arm_urdf(pkg / "urdf", "../meshes/rock.obj")
+    spec = read_scene(path)
+    assert Path(spec.bodies[1].shape.parts[0].shape.file) == pkg / "meshes" / "rock.obj"
+    (pkg / "robot").mkdir()
+    other = arm_urdf(pkg / "robot", "../meshes/rock.obj")   # (not a robot folder's name)
+    with pytest.raises(SceneError, match="outside the allowed folders"):
+        read_scene(other)
+    scene = pkg / "urdf" / "scene.toml"   # a TOML scene there gets no such widening
+    scene.write_text('bodies = [{ name = "rock", shape = { type = "hull", file = '
+                     '"../meshes/rock.obj" }, mass = 1.0 }]\n')
+    with pytest.raises(SceneError, match="outside the allowed folders"):
+        read_scene(scene)
