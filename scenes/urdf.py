@@ -51,8 +51,9 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   pose: a robot that stands on its root link (an arm: its base is the lowest part) is fixed
   there; one that stands on links that move against the root (wheels, legs, casters on a
   wheeled base: a part within BASE_CONTACT_M of the lowest point that is not welded to the
-  root) floats; one without collision geometry, or whose root (with the links welded to
-  it) has none, is fixed (nothing to stand on; a mounting frame it hangs from). PyBullet
+  root) floats; where the root (with the links welded to it) has no collision geometry,
+  those low links must lie on two branches or more (legs, wheels), else the robot hangs from
+  a mounting frame (a pendulum) and is fixed; without collision geometry it is fixed. PyBullet
   floats every robot unless told (useFixedBase); MuJoCo fixes every URDF.
   height moves the robot up or down so that the lowest point of its collision geometry at
   the initial pose is at z = height (None: where the file puts it). ground adds a static
@@ -767,25 +768,31 @@ class _Builder:
 
     def stands_on_root(self, root, order):
         """Whether the robot stands on its root link (and the links welded to it) at the
-        initial pose: no part of a link that moves against the root comes within
-        BASE_CONTACT_M of the lowest point of the collision geometry (read_urdf's fixed_base
-        None; see the module). True without collision geometry, or when the root and the
-        links welded to it have none (a mounting frame the rest hangs from)."""
-        rigid = {root}
+        initial pose (read_urdf's fixed_base None; see the module). It does unless a part
+        of a link that moves against the root comes within BASE_CONTACT_M of the lowest
+        point of the collision geometry; where the root (with the links welded to it) has
+        no geometry, those low parts must also lie on two branches or more (legs, wheels),
+        else the robot hangs from a mounting frame (a pendulum, an arm on a bare base).
+        True without collision geometry."""
+        rigid, branch = {root}, {}
         for joint in order:    # (breadth first: a parent is placed before its children)
             locked = joint.lower is not None and joint.lower == joint.upper
             if joint.parent in rigid and (joint.type == "fixed" or locked):
                 rigid.add(joint.child)
+            else:   # the branch off the root's group that the link is on
+                branch[joint.child] = branch.get(joint.parent, joint.child)
         lowest = {}
         for name, link in self.links.items():
             p, R = self.pose[name]
             zs = [_lowest_z(shape, p + R @ pos, R @ rot) for shape, pos, rot in link.parts]
             lowest[name] = min(zs, default=math.inf)
         bottom = min(lowest.values(), default=math.inf)
-        if not math.isfinite(bottom) or not any(math.isfinite(lowest[n]) for n in rigid):
-            return True   # nothing to stand on, or a base without geometry: a mounting
-        return not any(z <= bottom + BASE_CONTACT_M for name, z in lowest.items()
-                       if name not in rigid)
+        if not math.isfinite(bottom):
+            return True   # nothing to stand on
+        low = {branch[name] for name, z in lowest.items()
+               if name not in rigid and z <= bottom + BASE_CONTACT_M}
+        bare = not any(math.isfinite(lowest[name]) for name in rigid)
+        return len(low) < (2 if bare else 1)
 
     def owners(self, root, order):
         """The body each link belongs to: itself, the body it is welded into, or WORLD."""

@@ -119,12 +119,23 @@ def test_an_arm_is_fixed_at_its_base_and_a_wheeled_base_floats(tmp_path):
         assert ("floating base" in raw["description"]) is floats, lift
 
 
-def test_a_robot_whose_base_has_no_geometry_hangs_from_it(tmp_path):
+def test_a_robot_whose_bare_base_holds_one_branch_hangs_from_it(tmp_path):
     """A mounting frame without collision geometry (a pendulum's pivot) is fixed, as MuJoCo
-    fixes every URDF; PyBullet would let it fall."""
+    fixes every URDF; PyBullet would let it fall. On two legs it stands."""
     text = ('<link name="pivot"/>' + box_link("rod", "0.02 0.02 0.5", z=-0.25)
             + joint("swing", "pivot", "rod", "0 0 1"))
     raw = quiet(read_urdf, write(tmp_path, text))
+    assert "fixed base" in raw["description"]
+    # the same bare root on two legs (TALOS's base_link has no collision geometry): it stands
+    legs = ('<link name="pelvis"/>' + box_link("left", "0.05 0.05 0.8", z=-0.4)
+            + box_link("right", "0.05 0.05 0.8", z=-0.4)
+            + joint("hip_l", "pelvis", "left", "0 0.1 0") + joint("hip_r", "pelvis", "right",
+                                                                   "0 -0.1 0"))
+    raw = quiet(read_urdf, write(tmp_path, legs, "legs.urdf"))
+    assert "floating base (it stands on legs or wheels)" in raw["description"]
+    # one leg 1 cm shorter: only one branch reaches the ground, it hangs from the pelvis
+    raw = quiet(read_urdf, write(tmp_path, legs.replace('"0 -0.1 0"', '"0 -0.1 0.01"'),
+                                 "limp.urdf"))
     assert "fixed base" in raw["description"]
 
 
