@@ -44,6 +44,9 @@ SLOT_EQ0, SLOT_EQ1, SLOT_LOWER, SLOT_UPPER, SLOT_FRICTION = 0, 1, 2, 3, 4
 KIND_POINT, KIND_ANGULAR, KIND_GENERAL = 0, 1, 2
 # a block's correction per position iteration is capped so that a bad start cannot explode
 MAX_CORRECTION = 0.2
+# rad/s or m/s: a limit's row farther from its bound than h (2 |rate| + this), the rate the last
+# step's, is out of the solve (solver.prepare_joints; coupling.prepare_couplings)
+LIMIT_REACH_SPEED = 25.0
 
 _JIT = INLINE
 

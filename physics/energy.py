@@ -26,7 +26,9 @@ add energy in a step of length h, and the most it can add:
 * a coupling (a mimic joint, coupling.py) closing its error C within the step: its row aims
   at J v' = -C / h, which gives at most the kinetic energy k (C / h)^2 / 2 of that speed on
   the row's effective mass k (a URDF mimic with an offset starts open by the offset: its
-  first step pushes the follower there, and is not an energy from nothing);
+  first step pushes the follower there, and is not an energy from nothing); a coupling's
+  limit only when C is beyond its bound (its aim then pushes C back: k (aim)^2 / 2), inside
+  the range it only slows an approach (no supply);
 * a kinematic body that moves: it has no mass, so it can give any energy; a step in which
   one moves is not checked.
 
@@ -49,7 +51,7 @@ import math
 
 from numba import njit
 
-from .coupling import K_EFF, TARGET
+from .coupling import K_EFF, SIDE, TARGET
 from .jit import KERNEL
 from .math3 import quat_rotate
 from .model import DYNAMIC, KINEMATIC, STAT_ENERGY_BODY, STAT_GAIN, STAT_SUPPLY
@@ -130,6 +132,9 @@ def energy_jump(model, state, work, settings):
         supply += h * abs(state.motor_torque[m]) * rate
     for c in range(model.coupling_joint.shape[0]):
         aim = work.coupling_coef[c, TARGET]
+        side = work.coupling_coef[c, SIDE]
+        if side != 0.0:   # a limit's: only an aim that pushes (C beyond the bound)
+            aim = max(side * aim, 0.0)
         supply += 0.5 * work.coupling_coef[c, K_EFF] * aim * aim
     supply += REL_KINETIC * kinetic0 + ROUNDING
     stats[STAT_GAIN] = gain

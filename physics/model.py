@@ -92,7 +92,8 @@ Model = namedtuple("Model", [
     "motor_key",           # (nkey, 2) keyframes (t, set-point) of every motor, in time order
     "motor_key_range",     # (nmotor, 2) int64 first keyframe row and count
     "coupling_joint",      # (ncoupling, 2) int64 follower and leader joints (coupling.py)
-    "coupling_param",      # (ncoupling, 2) multiplier m and offset o: q_f = m q_l + o
+    "coupling_param",      # (ncoupling, COUPLING_PARAMS) multiplier m, offset o, lower and
+                           #   upper bound of C = q_f - m q_l - o (coupling.py's columns)
 ])
 
 State = namedtuple("State", [
@@ -181,7 +182,7 @@ Work = namedtuple("Work", [
     "coupling_body",         # (ncoupling, 4) int64 the bodies of its four slots (coupling.py)
     "coupling_J",            # (ncoupling, 4, 6) its row, per slot
     "coupling_W",            # (ncoupling, 4, 6) M^-1 J^T per slot
-    "coupling_coef",         # (ncoupling, COUPLING_COEFS) k, aimed rate, error
+    "coupling_coef",         # (ncoupling, COUPLING_COEFS) k, aimed rate, error, side
     "coupling_impulse",      # (ncoupling,) accumulated impulse (warm start)
     "k3",                    # (3, 3) scratch
     "body_energy",           # (nbody, 4) kinetic, potential energy, |v|, |w| at the step's

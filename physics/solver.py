@@ -22,7 +22,8 @@ Only this module knows the order of the stages of one step:
     8. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
                               and contacts)
     9. solve velocities       Gauss-Seidel over joint blocks, motor and damping rows, joint
-                              couplings (coupling.py: q_f = m q_l + o), then contact rows,
+                              couplings (coupling.py: q_f = m q_l + o, or q_f - m q_l - o
+                              kept in [lower, upper]), then contact rows,
                               until every |dp| <= eps (000, eq. 17) or the wall-clock budget
                               is spent; then restitution (002, eq. 19)
    10. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
@@ -61,6 +62,7 @@ from .constraint import (
     KIND_ANGULAR,
     KIND_GENERAL,
     KIND_POINT,
+    LIMIT_REACH_SPEED,
     MAX_BLOCKS,
     P_BIAS,
     SLOT_EQ0,
@@ -694,7 +696,7 @@ def world_inverse_inertia(R, d, out):
 # impulse would stay 0 (its bias gap / h lets the joint approach at any rate below that), so
 # leaving it out changes nothing but the cost: a biped's 13 limited joints had 26 idle blocks
 # of 74. A jolt beyond that speed within one step is caught by the position pass.
-LIMIT_REACH_SPEED = 25.0   # rad/s or m/s
+# (LIMIT_REACH_SPEED, 25 rad/s or m/s, is constraint.py's: coupling limits use it too)
 
 
 @njit(**_JIT)
@@ -1220,8 +1222,8 @@ def report_joints(model, state, work, settings):
 def report_reactions(model, state, work, settings):
     """Each joint's 6-axis sensor: the wrench body A exerts on body B through the joint, from
     the step's accumulated impulses p of every row (locks, limits, friction, its share of a
-    coupling's row: J_f on the follower, -m J_l on the leader), the motor's and the equality
-    rows' projection onto this step's poses (follow_geometry: the centripetal
+    coupling's row, equality or limit: J_f on the follower, -m J_l on the leader), the motor's
+    and the equality rows' projection onto this step's poses (follow_geometry: the centripetal
     share),
         F = sum_r J_r,linB p_r / h,   T_c = sum_r J_r,angB p_r / h   (about B's centre),
     moved to the anchor on B (rB from the centre):  T = T_c - rB x F."""

@@ -21,6 +21,7 @@ import numpy as np
 from .articulation import make_trees
 from .constraint import SLOT_LOWER
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
+from .coupling import COUPLING_PARAMS, LOWER, MULTIPLIER, OFFSET, UPPER
 from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
     GROUP_HINGES,
@@ -312,7 +313,8 @@ class _Joint:
     voltage: float = 0.0
     controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
     held: tuple | None = None   # the controller a set_voltage took over (resume_controller)
-    mimic: tuple | None = None   # (leader joint name, multiplier, offset): q = m q_leader + o
+    # (leader joint name, multiplier, offset, lower, upper): q - m q_leader - o in [lower, upper]
+    mimic: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -689,9 +691,12 @@ class World:
         self._invalidate()
         self.set_voltage(j, voltage)
 
-    def add_coupling(self, joint, leader, multiplier=1.0, offset=0.0):
+    def add_coupling(self, joint, leader, multiplier=1.0, offset=0.0, *, lower=0.0, upper=0.0):
         """Make `joint` follow `leader`: q = multiplier * q_leader + offset (rad or m), an
-        equality row of the velocity solve (physics/coupling.py; URDF's <mimic>). Both joints
+        equality row of the velocity solve (physics/coupling.py; URDF's <mimic>). With
+        lower < upper it is a limit instead: C = q - multiplier * q_leader - offset is kept in
+        [lower, upper] (free inside, a one-sided row at a bound, as a joint limit; MuJoCo's
+        limited fixed tendon of two joints); lower = upper keeps C = lower. Both joints
         revolute or prismatic; a joint follows at most one leader. The leader may follow another
         (a chain: each row holds its own pair, so the relations compose to the chain's root);
         a cycle is refused."""
@@ -706,6 +711,13 @@ class World:
         m, o = float(multiplier), float(offset)
         if not (math.isfinite(m) and math.isfinite(o)):
             raise ValueError(f"{where}: multiplier and offset must be finite (got {m}, {o})")
+        lo, hi = float(lower), float(upper)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"{where}: the coupling's lower and upper bounds must be finite "
+                             f"(got {lo}, {hi})")
+        if lo > hi:
+            raise ValueError(f"{where}: the coupling's lower bound must not exceed its upper "
+                             f"(got [{lo}, {hi}])")
         if self._joints[j].mimic is not None:
             raise ValueError(f"{where} follows {self._joints[j].mimic[0]!r} already")
         chain, k = [self._joints[j].name], lead    # the leader's own leaders, up to a root
@@ -718,7 +730,7 @@ class World:
             if self._joints[k].mimic is None:
                 break
             k = self._joint_index(self._joints[k].mimic[0])
-        self._joints[j].mimic = (self._joints[lead].name, m, o)
+        self._joints[j].mimic = (self._joints[lead].name, m, o, lo, hi)
         self._invalidate()
 
     def set_controller(self, joint, mode, *, kp=0.0, kd=0.0, target=0.0, sine=None,
@@ -1011,13 +1023,17 @@ class World:
         self._carry = None
 
     def _couplings(self):
-        """The Model's coupling arrays: (follower, leader) joint rows and (multiplier, offset)."""
+        """The Model's coupling arrays: (follower, leader) joint rows and (multiplier, offset,
+        lower, upper) in coupling.py's columns."""
         index = {joint.name: j for j, joint in enumerate(self._joints)}
-        rows = [(j, index[joint.mimic[0]], joint.mimic[1], joint.mimic[2])
-                for j, joint in enumerate(self._joints) if joint.mimic is not None]
+        rows = [(j, index[joint.mimic[0]]) for j, joint in enumerate(self._joints)
+                if joint.mimic is not None]
         n = len(rows)
-        return dict(coupling_joint=np.array([r[:2] for r in rows], np.int64).reshape(n, 2),
-                    coupling_param=np.array([r[2:] for r in rows], float).reshape(n, 2))
+        param = np.zeros((n, COUPLING_PARAMS))
+        for c, (j, _) in enumerate(rows):
+            _, param[c, MULTIPLIER], param[c, OFFSET], param[c, LOWER], param[c, UPPER] = \
+                self._joints[j].mimic
+        return dict(coupling_joint=np.array(rows, np.int64).reshape(n, 2), coupling_param=param)
 
     def _geoms(self, kind):
         """The Model's geom arrays: one geom per primitive body at its centre of mass, one per

@@ -55,6 +55,17 @@ What maps, and how:
   instead of the body's centre of mass, which moves the subtree's centre of mass towards the
   anchor by (n - 1) 5 % of their distance. On MuJoCo's humanoid, 1 % instead of 5 % moves the
   torso's fall by 2 cm over a second.
+* **Tendons.** A limited fixed tendon of two hinges or slides, L = a q1 + b q2 within
+  [lo, hi] (MuJoCo's humanoid's hamstrings: 0.5 q_hip_y - 0.5 q_knee in [-0.3, 2]), becomes a
+  coupling limit (joint 1's ``mimic`` with a range, physics/coupling.py): C = q1 - m q2 kept
+  within [(lo - L0) / a, (hi - L0) / a] (swapped for a < 0), m = -b / a, L0 = a q1 + b q2 at
+  ``qpos0`` (Sharnir's coordinates start there); MuJoCo's soft limit becomes a hard one. Joint
+  2 follows instead where joint 1 follows another tendon already (a joint has one leader, and
+  no cycles). An unlimited fixed tendon without stiffness, damping, frictionloss or armature
+  puts no force in MuJoCo's dynamics and is left out (an actuator on it is named with the
+  actuators). Spatial tendons, fixed tendons of other than two joints or of joints that are
+  not hinges or slides, and a tendon's stiffness, damping, frictionloss and armature are named
+  in the warning.
 * **Damping, armature, springs and actuators** go through Sharnir's DC motor (physics/motor.py),
   whose back-EMF is a viscous damper implicit in the step like MuJoCo's Euler damping, whose
   rotor inertia is MuJoCo's armature and whose controller (sampled at the step's start) is an
@@ -93,9 +104,10 @@ the lower arms against the thighs, where MuJoCo's soft ones let them slip (at 10
 the fall stops at 0.6 s). (An armature in a chain of joints follows MuJoCo's run like the
 chain without one, to first order in dt: the rotor is carried with the bodies, physics/motor.py.)
 
-Everything that does not map (tendons, equality constraints, sensors, contact pairs, soft
-contact parameters, margins, fluid forces, non-Euler integrators, ...) is named in ONE warning
-(`MjcfWarning`) per file; nothing is dropped silently.  MuJoCo's soft, pyramidal-cone contacts
+Everything that does not map (the tendons named above, equality constraints, sensors,
+contact pairs, soft contact parameters, margins, fluid forces, non-Euler integrators, ...) is
+named in ONE warning (`MjcfWarning`) per file; nothing else is dropped silently (an unlimited
+force-free fixed tendon has nothing to drop).  MuJoCo's soft, pyramidal-cone contacts
 become Sharnir's hard contacts with a circular cone.
 """
 
@@ -414,6 +426,7 @@ class _Reader:
                 joints.extend(joints_)
         self.unique_static_names(bodies)
         self.collision_bits(bodies, joints)
+        self.tendons(joints)
         self.actuators(joints)
         self.unmapped()
         gravity = _floats(m.opt.gravity)
@@ -862,6 +875,82 @@ class _Reader:
                                    "target": target}
         return motor
 
+    # --- tendons -------------------------------------------------------------
+
+    def tendons(self, joints: list[dict]) -> None:
+        """A limited fixed tendon of two hinges or slides, L = a q1 + b q2 within [lo, hi],
+        becomes a coupling limit on q1 led by q2 (see the module); what else a tendon does is
+        named. An unlimited fixed tendon without stiffness, damping, friction or armature puts
+        no force in MuJoCo's dynamics (only an actuator on it would: named there): left out."""
+        m, mj = self.m, self.mj
+        by_id = {j["_id"]: j for j in joints}
+        for t in range(m.ntendon):
+            label = _name(m, mj.mjtObj.mjOBJ_TENDON, t, f"tendon{t}")
+            wraps = range(int(m.tendon_adr[t]), int(m.tendon_adr[t] + m.tendon_num[t]))
+            if any(int(m.wrap_type[w]) != int(mj.mjtWrap.mjWRAP_JOINT) for w in wraps):
+                self.note(f'spatial tendon "{label}"')
+                continue
+            forces = [what for what, value in (
+                ("stiffness", m.tendon_stiffness[t]), ("damping", m.tendon_damping[t]),
+                ("frictionloss", m.tendon_frictionloss[t]),
+                ("armature", getattr(m, "tendon_armature", [0.0] * m.ntendon)[t])) if value]
+            if not m.tendon_limited[t]:
+                if forces:
+                    self.note(f'fixed tendon "{label}" ({", ".join(forces)})')
+                continue
+            why = self.tendon_coupling(t, [int(m.wrap_objid[w]) for w in wraps],
+                                       [float(m.wrap_prm[w]) for w in wraps], by_id)
+            if why:
+                self.note(f'fixed tendon "{label}" ({why})')
+                continue
+            if forces:
+                self.note(f'the {", ".join(forces)} of fixed tendon "{label}" (its limit is '
+                          "simulated)")
+            if m.tendon_margin[t]:
+                self.note(f'the limit margin of fixed tendon "{label}"')
+            if (np.any(np.abs(m.tendon_solref_lim[t] - _SOLREF) > 1e-12)
+                    or np.any(np.abs(m.tendon_solimp_lim[t] - _SOLIMP) > 1e-12)):
+                self.note("soft tendon-limit solref/solimp (limits are hard)")
+
+    def tendon_coupling(self, t: int, ids: list[int], coefs: list[float],
+                        by_id: dict[int, dict]) -> str | None:
+        """Put the limit of fixed tendon t, L = a q1 + b q2 in [lo, hi] (MuJoCo's coordinates),
+        on joint 1 as a coupling led by joint 2: with Sharnir's coordinates q = q_mj - qpos0,
+        L - L0 = a (q1 - m q2), m = -b / a, L0 = a qpos0_1 + b qpos0_2, so C = q1 - m q2 in
+        [(lo - L0) / a, (hi - L0) / a] (swapped for a < 0). When joint 1 follows another
+        already, or would close a cycle, joint 2 follows joint 1 instead. Returns None, or why
+        the tendon does not map."""
+        m = self.m
+        if len(ids) != 2 or ids[0] == ids[1]:
+            return f"of {len(set(ids))} joint{'s' if len(set(ids)) != 1 else ''}: only two map"
+        if any(j not in by_id or by_id[j]["type"] not in ("revolute", "prismatic")
+               for j in ids):
+            return "its joints must both be hinges or slides"
+        if any(c == 0.0 for c in coefs):
+            return "a coefficient of 0"
+        leaders = {j["name"]: j["mimic"]["joint"] for j in by_id.values() if "mimic" in j}
+        q0 = [float(m.qpos0[int(m.jnt_qposadr[j])]) for j in ids]
+        lo, hi = (float(x) for x in m.tendon_range[t])
+        for first, second in ((0, 1), (1, 0)):
+            follower, leader = by_id[ids[first]], by_id[ids[second]]
+            name, k = follower["name"], leader["name"]
+            if name in leaders:
+                continue
+            while k in leaders and k != name:   # the leader's own leaders: no cycle
+                k = leaders[k]
+            if k == name:
+                continue
+            a, b = coefs[first], coefs[second]
+            length0 = a * q0[first] + b * q0[second]
+            bounds = sorted(((lo - length0) / a, (hi - length0) / a))
+            multiplier = -b / a
+            if not all(math.isfinite(x) for x in (*bounds, multiplier)):
+                return "its range or coefficients out of range"
+            follower["mimic"] = {"joint": leader["name"], "multiplier": multiplier,
+                                 "offset": 0.0, "lower": bounds[0], "upper": bounds[1]}
+            return None
+        return "its joints follow other tendons already (one leader each, no cycle)"
+
     # --- collision filters --------------------------------------------------
 
     def collision_bits(self, bodies: list[dict], joints: list[dict]) -> None:
@@ -967,7 +1056,7 @@ class _Reader:
 
     def unmapped(self) -> None:
         m, mj = self.m, self.mj
-        counts = [("ntendon", "tendon"), ("neq", "equality constraint"), ("nsensor", "sensor"),
+        counts = [("neq", "equality constraint"), ("nsensor", "sensor"),
                   ("npair", "explicit contact pair"), ("nflex", "flex"), ("nplugin", "plugin"),
                   ("nhfield", "height field")]
         for attr, what in counts:

@@ -79,6 +79,10 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
                                      # "other" as q = multiplier q_other + offset (revolute and
                                      # prismatic; an equality row of the solve, URDF's <mimic>;
                                      # "other" may follow a third joint, not round in a cycle)
+    # mimic = { joint = "knee", multiplier = 1.0, lower = -0.6, upper = 4.0 }  # or a limit:
+                                     # q - multiplier q_other - offset kept within [lower,
+                                     # upper] (lower <= upper, default 0 and 0: the equality),
+                                     # free inside (MuJoCo's limited fixed tendon)
 
     [[loads]]                        # timed external loads, world frame
     body = "door"                    # a body name, not "world", not a static body
@@ -537,10 +541,22 @@ class MotorSpec(_Spec):
 
 
 class MimicSpec(_Spec):
-    """This joint follows another: q = multiplier * q_joint + offset (URDF's <mimic>)."""
+    """This joint follows another: q = multiplier * q_joint + offset (URDF's <mimic>); with
+    lower < upper it is a limit instead: q - multiplier * q_joint - offset stays within
+    [lower, upper] (rad or m) and is free inside (MuJoCo's limited fixed tendon of two
+    joints); lower = upper holds it at that value."""
     joint: Name
     multiplier: Real = 1.0
     offset: Real = 0.0
+    lower: Real = 0.0
+    upper: Real = 0.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "MimicSpec":
+        if self.lower > self.upper:
+            raise problem((("upper",), f"must not be less than lower = {self.lower} "
+                                       f"(got {self.upper})"))
+        return self
 
 
 class JointSpec(_Spec):

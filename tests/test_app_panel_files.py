@@ -285,7 +285,7 @@ CHILD = textwrap.dedent("""
         arm.write_text("<mujoco><worldbody><body name='arm' pos='0 0 1'>"
                        "<joint name='h' type='hinge' axis='0 1 0'/>"
                        "<geom type='capsule' fromto='0 0 0 0.3 0 0' size='0.03'/>"
-                       "</body></worldbody><tendon><fixed name='t'>"
+                       "</body></worldbody><tendon><fixed name='t' limited='true' range='-1 1'>"
                        "<joint joint='h' coef='1'/></fixed></tendon></mujoco>")
         app.window.dispatch_event("on_file_drop", 20, 20, [str(arm)])
         out["mjcf_loaded"] = until(lambda: app.snapshot.scene == "arm")
