@@ -226,7 +226,7 @@ def _app_parser():
     parser = argparse.ArgumentParser(
         prog="sharnir",
         usage="sharnir SCENE [--screenshot OUT.png [--frames N] [--size WxH]] "
-              "[--asset-root DIR ...] [--base fixed|floating] [--height M]",
+              "[--asset-root DIR ...] [--base fixed|floating] [--height M] [--decompose]",
         description="Open a scene in the app, or with --screenshot render it headless to a PNG.",
         epilog=CONVENTIONS + "\nexample:\n  sharnir scenes/door.toml --screenshot door.png "
                              "--frames 30",
@@ -255,12 +255,16 @@ def _robot_options(parser):
     parser.add_argument("--height", type=float, metavar="M",
                         help="a URDF robot's start height: its lowest point this many metres "
                              "above the ground (default 0: standing on it)")
+    parser.add_argument("--decompose", action="store_true",
+                        help="a URDF robot's collision meshes collide as convex pieces (their "
+                             "convex decomposition by CoACD, cached; seconds a mesh the first "
+                             "time) instead of their convex hulls")
 
 
 def _robot(args):
-    """The robot options (scenes.loader.robot_options) of --base and --height."""
+    """The robot options (scenes.loader.robot_options) of --base, --height and --decompose."""
     return {"fixed_base": None if args.base is None else args.base == "fixed",
-            "height": args.height}
+            "height": args.height, "decompose": True if args.decompose else None}
 
 
 def _strict_option(parser):

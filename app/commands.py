@@ -119,8 +119,8 @@ class MoveBody:
 @dataclass(frozen=True)
 class Load:
     """Replace the world by the scene in this file; a bad file keeps the current world.
-    `robot`: how a URDF robot is read (scenes.loader.robot_options: fixed_base, height;
-    None: from the file, on the ground)."""
+    `robot`: how a URDF robot is read (scenes.loader.robot_options: fixed_base, height,
+    decompose; None: from the file, on the ground)."""
     path: str | Path
     robot: Mapping[str, Any] | None = None
 

@@ -437,7 +437,8 @@ def request_robot(snapshot, send, state, fixed_base, height):
     if snapshot.robot is None or snapshot.source is None:
         return "robot: the scene on show is no URDF robot file"
     try:
-        robot = robot_options({"fixed_base": fixed_base, "height": height}, "robot")
+        robot = robot_options({**snapshot.robot, "fixed_base": fixed_base, "height": height},
+                              "robot")   # (the other options, --decompose, as they were)
     except SceneError as exc:
         return str(exc)
     return request_load(snapshot, send, state, snapshot.source, "reload", robot)

@@ -628,10 +628,11 @@ def _leaf_box(shape):
 
 class Compound:
     """Several shapes on one body: parts = [(shape, pos, quat), ...] (quat may be left out),
-    each part's pose in the compound's reference frame. Parts are primitives (not planes) or
-    Hulls, never Compounds.  Mass properties assume one uniform density: the parts' volumes
-    add (overlapping parts count twice), the centre of mass is their volume-weighted mean and
-    the inertia the sum of the parts' tensors shifted to it (parallel axes).
+    each part's pose in the compound's reference frame. Parts are primitives (not planes),
+    Hulls or Decomposed meshes (each adds its pieces), never Compounds.  Mass properties
+    assume one uniform density: the parts' volumes add (overlapping parts count twice), the
+    centre of mass is their volume-weighted mean and the inertia the sum of the parts' tensors
+    shifted to it (parallel axes).
 
     frame = (pos, quat) gives the body frame instead, in the reference frame: for bodies whose
     mass is not spread like their collision geometry (a robot link's measured centre of mass
@@ -657,10 +658,10 @@ class Compound:
                 raise ValueError(f"compound part {i}: must be (shape, pos) or (shape, pos, quat)")
             shape, pos = part[0], part[1]
             quat = part[2] if len(part) == 3 else (1.0, 0.0, 0.0, 0.0)
-            if isinstance(shape, Compound):
+            if isinstance(shape, Compound) and not isinstance(shape, Decomposed):
                 raise ValueError(f"compound part {i}: compounds do not nest")  # noqa: TRY004
             if getattr(shape, "kind", None) not in (BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID,
-                                                    HULL):
+                                                    HULL) and not isinstance(shape, Decomposed):
                 raise ValueError(f"compound part {i}: the shape must be a box, sphere, capsule, "
                                  f"cylinder, ellipsoid or hull (got {shape!r})")
             p = np.asarray(pos, dtype=float).reshape(-1)
@@ -711,8 +712,7 @@ class Compound:
             self.frame_rot = Rf
             self._moments = np.diag(Rf.T @ (T + (d @ d) * np.eye(3) - np.outer(d, d)) @ Rf).copy()
             com = fp
-        self.body_parts = tuple((s, self.frame_rot.T @ (p - com), self.frame_rot.T @ quat_matrix(q))
-                                for s, p, q in norm)
+        self.body_parts = _body_parts(norm, com, self.frame_rot)
 
     @property
     def size(self):
@@ -731,6 +731,54 @@ class Compound:
 
     def __repr__(self):
         return f"Compound({len(self.parts)} parts)"
+
+
+def _body_parts(parts, com, rot):
+    """Parts (shape, pos, quat) of a reference frame as (leaf, pos, rot) in the body frame
+    (centre `com`, axes `rot`); a Decomposed part gives its pieces."""
+    out = []
+    for s, p, q in parts:
+        R = quat_matrix(q)
+        if isinstance(s, Decomposed):   # its pieces, posed by the part's pose
+            out += [(leaf, rot.T @ (p + R @ (s.frame_pos + s.frame_rot @ pb) - com),
+                     rot.T @ R @ s.frame_rot @ Rb) for leaf, pb, Rb in s.body_parts]
+        else:
+            out.append((s, rot.T @ (p - com), rot.T @ R))
+    return tuple(out)
+
+
+class Decomposed(Compound):
+    """A mesh that collides as convex pieces, its convex decomposition (computed by the scene
+    loader: scenes/decompose.py), and is drawn with its own triangles (the loader makes the
+    mesh the body's visual).
+
+    mesh            the Mesh (closed: its triangles enclose a volume), in the reference frame
+    parts           the pieces: (Hull, 0, identity), their vertices in the reference frame
+    source, closed  the mesh's
+
+    Its mass properties are the mesh's own (the solid its triangles enclose, as without the
+    decomposition), not the pieces': they overlap a little and cover the solid only to within
+    the decomposition's concavity. So deciding to decompose changes the contacts, not the
+    mass. A compound may have a Decomposed part: its pieces become the compound's geoms
+    (`body_parts`) and it adds the mesh's mass properties."""
+
+    def __init__(self, mesh, pieces):
+        if not isinstance(mesh, Mesh) or not mesh.closed:
+            raise ValueError("only a closed mesh (its triangles enclose a volume) is "
+                             "decomposed")
+        super().__init__([(piece, _ZERO, (1.0, 0.0, 0.0, 0.0)) for piece in pieces])
+        self.mesh = mesh
+        self.source = mesh.source
+        self.closed = True
+        self._volume = mesh.volume()
+        self.unit_inertia_tensor = mesh.unit_inertia_tensor
+        self.frame_pos, self.frame_rot = mesh.frame_pos, mesh.frame_rot
+        self._moments = mesh.unit_inertia()
+        self.body_parts = _body_parts(self.parts, self.frame_pos, self.frame_rot)
+
+    def __repr__(self):
+        where = f" from {self.source!r}" if self.source else ""
+        return f"Decomposed({len(self.parts)} convex pieces{where})"
 
 
 def body_frame(shape):

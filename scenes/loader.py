@@ -108,12 +108,38 @@ class SceneError(Exception):
 
 
 class MeshWarning(UserWarning):
-    """A mesh whose mass properties are its convex hull's (its triangles enclose no volume)."""
+    """A mesh whose mass properties are its convex hull's (its triangles enclose no volume), a
+    hull thinned, a convex decomposition merged down to its max_parts or not made."""
 
 
 def _leaves(shape: Any) -> list:
-    """A compound's parts' shapes, or [shape]."""
-    return [p[0] for p in getattr(shape, "parts", ())] or [shape]
+    """A compound's parts' shapes (a decomposed mesh's pieces), or [shape]."""
+    return [leaf for p in getattr(shape, "parts", ()) for leaf in _leaves(p[0])] or [shape]
+
+
+def _listed(entries: list, room: int = 240) -> str:
+    """Entries joined by ", " up to about `room` characters, then how many there are."""
+    shown, used = [], 0
+    for entry in entries:
+        used += len(entry) + 2
+        if used > room and shown:
+            return ", ".join(shown) + f", ... ({len(entries):,} in all)"
+        shown.append(entry)
+    return ", ".join(shown)
+
+
+def _drawn(shape: Any) -> list:
+    """Visuals (shape, pos, quat, None) that draw a shape holding decomposed meshes as it is
+    written: each decomposed mesh by its triangles, any other part as itself; [] for a shape
+    holding none (it draws itself)."""
+    from sharnir.physics.shape import Decomposed
+
+    if isinstance(shape, Decomposed):
+        return [(shape.mesh, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), None)]
+    parts = getattr(shape, "parts", ())
+    if not any(isinstance(part[0], Decomposed) for part in parts):
+        return []
+    return [(s.mesh if isinstance(s, Decomposed) else s, p, q, None) for s, p, q in parts]
 
 
 def _mesh_name(leaf: Any) -> str:
@@ -135,7 +161,8 @@ def read_scene(path: str | Path, sets: Iterable[str] = (),
     """Read, override (``--set KEY=VALUE`` strings) and validate a scene file (a path, or the
     name of a shipped scene: `resolve_scene`); a ``.xml`` file is MuJoCo MJCF (`scenes.mjcf`),
     a ``.urdf`` file a URDF robot (`scenes.urdf`), read with OPENED_URDF and `robot`'s
-    options (fixed_base, height: `robot_options`; a SceneError for another kind of file).
+    options (fixed_base, height, decompose: `robot_options`; a SceneError for another kind of
+    file).
     The files it names are read only from its folder and the folders `asset_roots` (and the
     others of `scenes.asset_roots`). `strict`: what a URDF reader would repair with a warning
     (an unphysical or missing inertia) is an error instead."""
@@ -169,18 +196,24 @@ def read_scene(path: str | Path, sets: Iterable[str] = (),
 
 def robot_options(robot: dict | None, source: str) -> dict:
     """The options a URDF opened as a scene is read with besides OPENED_URDF, checked:
-    ``fixed_base`` (True, False, or None: what the file means, scenes.urdf) and ``height`` (m,
-    finite: the lowest point's start height above the ground; None: on the ground). Only the
-    keys given, with a value other than None, are returned; anything else is a SceneError."""
+    ``fixed_base`` (True, False, or None: what the file means, scenes.urdf), ``height`` (m,
+    finite: the lowest point's start height above the ground; None: on the ground) and
+    ``decompose`` (True: every collision mesh collides as convex pieces, scenes/decompose.py;
+    False or None: as its hull). Only the keys given, with a value other than None, are
+    returned; anything else is a SceneError."""
     out = {}
     for key, value in (robot or {}).items():
-        if key not in ("fixed_base", "height"):
-            raise SceneError(f"{source}: unknown robot option {key!r} (fixed_base, height)")
+        if key not in ("fixed_base", "height", "decompose"):
+            raise SceneError(f"{source}: unknown robot option {key!r} (fixed_base, height, "
+                             "decompose)")
         if value is None:
             continue
         if key == "fixed_base" and not isinstance(value, bool):
             raise SceneError(f"{source}: robot option fixed_base must be true, false or "
                              f"absent (from the file), not {value!r}")
+        if key == "decompose" and not isinstance(value, bool):
+            raise SceneError(f"{source}: robot option decompose must be true or false, not "
+                             f"{value!r}")
         if key == "height":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                     math.isfinite(value) and abs(value) <= MAX_START_HEIGHT_M):
@@ -241,11 +274,19 @@ def build_world(
     meshes: dict = {}  # one Hull / Mesh per (file, scale): bodies share it, and its GL mesh
     open_meshes = []   # bodies whose mass comes from a mesh that encloses no volume
     thinned = set()    # collision meshes whose hull was thinned (physics.shape.Hull.thinned)
+    merged, undecomposed = [], {}   # decomposed meshes capped; not decomposed, by the reason
     for i, body in enumerate(spec.bodies):
         with _blame(source, f"bodies[{i}] {quoted(body.name)}"):
-            shape = _make_shape(physics, body.shape, meshes)
+            notes: list = []
+            shape = _make_shape(physics, body.shape, meshes, notes=notes)
             visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
                         v.quat, v.rgba) for k, v in enumerate(body.visuals)]
+            visuals = visuals or _drawn(shape)   # a decomposed mesh is drawn as written
+            for name, done, note in notes:
+                if done:
+                    merged.append(f"{quoted(body.name)} ({name}: {note})")
+                else:
+                    undecomposed.setdefault(note, []).append(f"{quoted(body.name)} ({name})")
             thinned.update(f"{_mesh_name(leaf)} ({leaf.thinned[0]} -> {leaf.thinned[1]} "
                            "corners)" for leaf in _leaves(shape) if getattr(leaf, "thinned", None))
             if body.inertia is None and body.kind == "dynamic" and _open_mesh(shape):
@@ -282,6 +323,17 @@ def build_world(
         warnings.warn(f"{source}: convex hulls thinned to at most "
                       f"{physics.shape.MAX_HULL_VERTICES} corners for contacts (drawn as "
                       f"written): {listing(sorted(thinned))}", MeshWarning, stacklevel=2)
+    if merged:
+        import warnings
+
+        warnings.warn(f"{source}: convex decompositions capped (pieces beyond max_parts "
+                      "merged, meshes of many triangles remeshed coarser first): "
+                      f"{_listed(merged)}", MeshWarning, stacklevel=2)
+    for reason, names in undecomposed.items():
+        import warnings
+
+        warnings.warn(f"{source}: meshes not decomposed ({reason}): they collide as their "
+                      f"convex hulls: {_listed(names)}", MeshWarning, stacklevel=2)
     for i, joint in enumerate(spec.joints):
         with _blame(source, f"joints[{i}] {quoted(joint.name)}"):
             world.add_joint(
@@ -538,12 +590,15 @@ def _blame(source: str, entry: str) -> Iterator[None]:
 
 
 def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = None,
-                field: str = "shape") -> Any:
+                field: str = "shape", notes: list | None = None) -> Any:
     """The physics shape of a spec; a hull or compound that the engine refuses (an unreadable
-    or flat mesh) raises ValueError naming the ``field``."""
+    or flat mesh) raises ValueError naming the ``field``. A mesh with ``decompose`` is its
+    convex decomposition (scenes/decompose.py), or the mesh where it is not decomposed;
+    `notes` gets (mesh name, decomposed, note) where the decomposition says something."""
     if shape is None:
         return None
     meshes = {} if meshes is None else meshes
+    notes = [] if notes is None else notes
     if shape.type == "hull":
         from sharnir.physics.shape import Hull
 
@@ -566,16 +621,29 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
                 key = ("mesh", shape.file, scale)
                 if key not in meshes:
                     meshes[key] = Mesh.from_file(shape.file, scale=scale)
-                return meshes[key]
-            s = np.asarray(shape.scale, dtype=float)
-            return Mesh(np.asarray(shape.vertices, dtype=float) * s, shape.faces)
+                mesh = meshes[key]
+            else:
+                s = np.asarray(shape.scale, dtype=float)
+                mesh = Mesh(np.asarray(shape.vertices, dtype=float) * s, shape.faces)
         except ValueError as exc:
             which = "file" if shape.file is not None else "vertices"
             raise ValueError(f'field "{field}.{which}": {exc}') from None
+        if not shape.decompose:
+            return mesh
+        from .decompose import decompose
+
+        key = ("decomposed", shape.file, shape.scale, shape.max_parts, shape.concavity)
+        if shape.file is None or key not in meshes:   # (an inline mesh: the disk cache)
+            meshes[key] = decompose(mesh, max_parts=shape.max_parts,
+                                    concavity=shape.concavity)
+        decomposed, note = meshes[key]
+        if note is not None:
+            notes.append((_mesh_name(mesh), decomposed is not None, note))
+        return mesh if decomposed is None else decomposed
     if shape.type == "compound":
         from sharnir.physics.shape import Compound
 
-        parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape"),
+        parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape", notes),
                   part.pos, part.quat) for k, part in enumerate(shape.parts)]
         frame = None if shape.frame is None else (shape.frame.pos, shape.frame.quat)
         try:

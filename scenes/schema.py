@@ -113,6 +113,13 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
   contacts), weighs as the solid it encloses when its triangles close a volume (watertight,
   consistently wound; otherwise as its hull, with a warning where the body's mass comes from
   it) and is drawn with its own triangles.  Give ``file`` or ``vertices`` and ``faces``.
+  ``decompose = true`` makes a concave mesh collide as convex pieces instead of its hull (its
+  convex decomposition by CoACD, as PyBullet's V-HACD or CoACD run for MuJoCo; cached on disk:
+  scenes/decompose.py), still drawn with its triangles and weighing as the solid it encloses;
+  ``max_parts`` (1..256, default 32) caps the pieces (more are merged, with a warning) and
+  ``concavity`` (0.01..1, default 0.05, a share of the mesh's size: smaller is finer, more
+  pieces and slower) is how concave a piece may stay.  A mesh whose triangles enclose no
+  volume is not decomposed (a warning; it collides as its hull).
 * ``compound``: several shapes on one body,
   ``parts = [{ shape = {...}, pos = [x, y, z], quat = [w, x, y, z] }, ...]`` (at least one;
   ``pos`` default zero, ``quat`` default identity, normalised); a part's shape is any type
@@ -185,6 +192,14 @@ from pydantic_core import PydanticCustomError
 from sharnir.physics.joint import JOINT_TYPE_INFO, JOINT_TYPES, scene_types_with
 from sharnir.physics.message import listing, quoted
 from sharnir.physics.settings import SETTINGS, reference
+
+from .decompose import (
+    DEFAULT_CONCAVITY,
+    DEFAULT_MAX_PARTS,
+    MAX_CONCAVITY,
+    MAX_PARTS,
+    MIN_CONCAVITY,
+)
 
 if __doc__:  # (None under python -OO)
     __doc__ += "\n" + "\n".join("    " + line for line in reference().splitlines()) + "\n"
@@ -301,6 +316,15 @@ class HullSpec(_Spec):
     file: Name | None = None
     scale: Positive = 1.0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _not_decomposed(cls, data):
+        if isinstance(data, dict) and "decompose" in data:
+            raise problem((("decompose",), 'a hull is convex: a concave mesh that collides as '
+                                           'convex pieces is a "mesh" shape with decompose = '
+                                           'true'))
+        return data
+
     @field_validator("file")
     @classmethod
     def _file_exists(cls, file: str | None) -> str | None:
@@ -322,14 +346,19 @@ class HullSpec(_Spec):
 
 class MeshSpec(_Spec):
     """A triangle mesh: the mesh `file` (or inline `vertices` and `faces`), times `scale` (a
-    negative factor mirrors it); collides as its convex hull, weighs as the solid it encloses,
-    drawn with its triangles."""
+    negative factor mirrors it); collides as its convex hull, or with `decompose` as convex
+    pieces (its convex decomposition: at most `max_parts` pieces, each concave by at most
+    `concavity` times the mesh's size), weighs as the solid it encloses, drawn with its
+    triangles."""
     type: Literal["mesh"]
     file: Name | None = None
     vertices: Annotated[list[Vec3], Field(min_length=4)] | None = None
     faces: Annotated[list[tuple[NonNegativeInt, NonNegativeInt, NonNegativeInt]],
                      Field(min_length=1)] | None = None
     scale: MeshScale = 1.0
+    decompose: StrictBool = False
+    max_parts: Annotated[int, Strict(), Field(ge=1, le=MAX_PARTS)] = DEFAULT_MAX_PARTS
+    concavity: Annotated[Real, Field(ge=MIN_CONCAVITY, le=MAX_CONCAVITY)] = DEFAULT_CONCAVITY
 
     @field_validator("file")
     @classmethod
@@ -353,6 +382,9 @@ class MeshSpec(_Spec):
             if top >= len(self.vertices):
                 raise problem((("faces",), f"a face names vertex {top}, the mesh has "
                                            f"{len(self.vertices)} (counted from 0)"))
+        knobs = [k for k in ("max_parts", "concavity") if k in self.model_fields_set]
+        if knobs and not self.decompose:
+            raise problem(((knobs[0],), "applies only with decompose = true"))
         return self
 
 
@@ -419,6 +451,13 @@ class VisualSpec(_Spec):
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
     rgba: tuple[Fraction, Fraction, Fraction, Fraction] | None = None
+
+    @model_validator(mode="after")
+    def _drawn_only(self) -> "VisualSpec":
+        if self.shape.type == "mesh" and self.shape.decompose:
+            raise problem((("shape", "decompose"), "a visual is only drawn: decompose applies "
+                                                   "to collision shapes"))
+        return self
 
 
 class WorldSpec(_Spec):
@@ -639,15 +678,17 @@ class UrdfOptionsSpec(_Spec):
     base (absent: what the file means, fixed for a robot standing on its base, floating for
     one standing on wheels or legs), the start height of its lowest point above the include's
     frame (absent: where the file puts it), a ground plane under it, motors on its actuated
-    joints, fixed joints merged, its links colliding with one another, and more folders
-    holding ROS packages (relative to the including file, and inside the folders the scene
-    may read from: scenes/asset_roots.py)."""
+    joints, fixed joints merged, its links colliding with one another, its collision meshes
+    decomposed into convex pieces (a mesh shape's decompose = true, with its defaults), and
+    more folders holding ROS packages (relative to the including file, and inside the folders
+    the scene may read from: scenes/asset_roots.py)."""
     fixed_base: StrictBool | None = None
     height: Annotated[Real, Field(ge=-MAX_START_HEIGHT_M, le=MAX_START_HEIGHT_M)] | None = None
     ground: StrictBool = False
     motors: StrictBool = True
     merge_fixed: StrictBool = True
     self_collision: StrictBool = False
+    decompose: StrictBool = False
     package_roots: list[Name] = []
 
 

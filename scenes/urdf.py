@@ -16,7 +16,8 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   with <collision> geometry gets shape = compound with a part per <collision> (box ->
   half_extents = size / 2; sphere; cylinder along z, length -> half_length = length / 2;
   capsule likewise; mesh -> a ``mesh`` shape of the file, scale per axis: it collides as its
-  convex hull and is drawn with its triangles), its parts and `frame` = (c, Rp) written in the
+  convex hull, or with ``decompose`` as its convex decomposition's pieces, and is drawn with
+  its triangles), its parts and `frame` = (c, Rp) written in the
   link frame, body pos/quat = the link's pose, mass and inertia given. A link without
   collision geometry gets no shape: pos/quat = the body frame itself.
 * <visual> -> the body's ``visuals`` (drawn, no collision, no mass): the same shapes at their
@@ -154,11 +155,13 @@ class _Joint:
 
 
 def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=None,
-              motors=True, merge_fixed=True, self_collision=False, asset_roots=None,
-              strict=False) -> dict:
+              motors=True, merge_fixed=True, self_collision=False, decompose=False,
+              asset_roots=None, strict=False) -> dict:
     """The raw scene dict (the structure of a TOML scene) of the URDF file at `path`; see the
     module for the mapping. What cannot be simulated as written is one UrdfWarning (strict:
-    an inertia that is repaired or computed is an error instead). Meshes
+    an inertia that is repaired or computed is an error instead). decompose: every collision
+    mesh gets ``decompose = true`` (convex pieces instead of its hull: scenes/decompose.py,
+    done as the world is built). Meshes
     are read from `asset_roots` (an AssetRoots; default: `AssetRoots.of(path)`), the
     `package_roots` and the ROS packages found (see the module)."""
     path = Path(path)
@@ -174,6 +177,9 @@ def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=N
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
     bodies, scene_joints = builder.build()
+    if decompose:
+        for body in bodies:
+            _decompose_meshes(body)
     lowest = 0.0
     if ground or height is not None:
         lowest = min((_lowest_z(*part) for part in builder.world_parts), default=math.inf)
@@ -936,6 +942,14 @@ class _Builder:
                 self.notes.add("no motor (effort or velocity limit missing or 0)",
                                f'"{joint.name}"')
         return spec
+
+
+def _decompose_meshes(body):
+    """Mark the collision meshes of a body dict (its compound's parts) to be decomposed."""
+    shape = body.get("shape") or {}
+    for part in shape.get("parts", ()) if shape.get("type") == "compound" else ():
+        if part["shape"].get("type") == "mesh":
+            part["shape"] = {**part["shape"], "decompose": True}
 
 
 def _visuals(visuals, c, Rp):

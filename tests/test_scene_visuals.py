@@ -17,7 +17,8 @@ from test_render import read_png, sharnir
 from sharnir.physics.world import quat_to_matrix
 from sharnir.render.instances import DrawTable, body_colour
 from sharnir.scenes import SceneError, build_world, load_scene, read_scene
-from sharnir.scenes.urdf import UrdfWarning
+from sharnir.scenes.schema import SceneSpec
+from sharnir.scenes.urdf import UrdfWarning, read_urdf
 from sharnir.scenes.writer import scene_toml
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -81,8 +82,13 @@ def robot(tmp_path):
     return path
 
 
+def as_in_the_file(path):
+    """The robot where its file puts it (opened as a scene it stands on a ground plane)."""
+    return build_world(SceneSpec.model_validate(quiet(read_urdf, path)), source=str(path))
+
+
 def test_urdf_visuals_sit_at_their_link_frame_and_origin_with_their_colour(robot):
-    world = quiet(load_scene, robot)
+    world = as_in_the_file(robot)
     arm_p, arm_R = np.array([0.1, 0.0, 1.2]), rz(0.7)
     bare_p, bare_R = arm_p + arm_R @ [0.0, 0.0, -0.5], arm_R @ rx(0.4)
     [(shape, p, R, rgba)] = visual_world_poses(world, "arm")
@@ -211,7 +217,7 @@ def test_mjcf_humanoid_is_drawn_in_its_material_colour():
 
 
 def test_draw_table_draws_visuals_instead_of_the_collision_shape(robot):
-    world = quiet(load_scene, robot)
+    world = as_in_the_file(robot)
     table = DrawTable(world.body_shapes, world.body_visuals)
     drawn = {int(b) for b in table.body}
     arm, bare = world.body_names.index("arm"), world.body_names.index("bare")
