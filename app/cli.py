@@ -188,6 +188,12 @@ def _parser():
     run.add_argument("--float32", action="store_true",
                      help="write --csv numbers with 7 significant digits and --npz arrays as "
                           "float32 (about half the size)")
+    run.add_argument("--state-in", metavar="STATE.npz",
+                     help="start from a state saved by --state-out (or World.save_state) of "
+                          "the same scene, instead of the scene's initial state")
+    run.add_argument("--state-out", metavar="STATE.npz",
+                     help="save the final state (everything the next step reads: "
+                          "physics/checkpoint.py) to continue from it with --state-in")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
     _asset_root_option(run)
@@ -441,11 +447,16 @@ def _schema(args):
 
 
 def _run(args):
-    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
+    from sharnir.physics import CheckpointError, SimulationError  # (loads numba: not for --help)
 
     spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
+    if args.state_in is not None:
+        try:
+            world.restore_state(args.state_in)
+        except CheckpointError as exc:
+            raise CliError(str(exc)) from None
     duration = spec.duration if args.duration is None else args.duration
     steps = round(duration / world.dt)
     if steps < 1:
@@ -455,6 +466,8 @@ def _run(args):
         # Opened before the run so that a bad path fails now, not after a long simulation.
         csv_file = outputs.enter_context(_atomic_output(args.csv, text=True)) if args.csv else None
         npz_file = outputs.enter_context(_atomic_output(args.npz, text=False)) if args.npz else None
+        state_file = (outputs.enter_context(_atomic_output(args.state_out, text=False))
+                      if args.state_out else None)
         _warm_up(world)
         progress = _Progress(sys.stderr)
         try:
@@ -471,6 +484,8 @@ def _run(args):
             _write_csv(csv_file, world, rec, args.every, args.float32)
         if npz_file is not None:
             _write_npz(npz_file, world, rec, args.every, args.float32)
+        if state_file is not None:
+            world.save_state().write(state_file)
     summary = _summary(args.scene, world, rec)
     print(_format_summary(summary))
     if args.json:

@@ -9,6 +9,7 @@ from . import cache
 
 cache.register()  # before any kernel module is imported
 
+from .checkpoint import Checkpoint, CheckpointError  # noqa: E402
 from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
 from .world import (  # noqa: E402
     BoundError,
@@ -24,4 +25,5 @@ from .world import (  # noqa: E402
 
 __all__ = ["World", "Recording", "SimulationError", "BoundError", "RunawayError",
            "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box",
-           "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES"]
+           "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES", "Checkpoint",
+           "CheckpointError"]

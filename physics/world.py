@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .articulation import make_trees
+from .checkpoint import Checkpoint, CheckpointError, mismatch
 from .constraint import SLOT_LOWER
 from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
 from .coupling import COUPLING_PARAMS, LOWER, MULTIPLIER, OFFSET, UPPER
@@ -1089,6 +1090,79 @@ class World:
                 or t.comp_root.shape[0] == 0):
             return None
         return t
+
+    # ---- checkpoints (physics/checkpoint.py) --------------------------------------------------
+    def _fingerprint(self):
+        model, _, _ = self._ready()
+        return (tuple(b.name for b in self._bodies), tuple(j.name for j in self._joints),
+                tuple(self._joints[int(j)].name for j in model.motor_joint),
+                int(model.geom_kind.shape[0]))
+
+    def _checkpoint_targets(self):
+        """(name, live array) of everything a Checkpoint holds but the contact points."""
+        _, state, work = self._ready()
+        out = [(f"state.{name}", getattr(state, name)) for name in state._fields]
+        out += [(f"work.{name}", getattr(work, name)) for name in WORK_CARRIED]
+        if self._trees is not None:
+            out.append(("trees.node_lam", self._trees.node_lam))
+        return out
+
+    def save_state(self):
+        """A Checkpoint of everything the next step reads from the steps before (see
+        physics/checkpoint.py: not the model, the settings or a hook's own variables);
+        `.save(path)` writes it as .npz."""
+        arrays = {name: live.copy() for name, live in self._checkpoint_targets()}
+        c = self._contacts
+        if c is not None:
+            count = int(c.count[0])
+            arrays["contacts.count"] = c.count.copy()
+            for name in POINT_FIELDS:
+                arrays[f"contacts.{name}"] = getattr(c, name)[:count].copy()
+        return Checkpoint(self._fingerprint(), arrays)
+
+    def restore_state(self, checkpoint):
+        """Put the world back in the state of `checkpoint` (a Checkpoint, or the path of a
+        .npz file it was saved to): the steps after it repeat those after the save bit for
+        bit (with the same settings, the time budget off). A checkpoint of another model,
+        or a file that holds none, is a CheckpointError naming why; nothing is changed then."""
+        if not isinstance(checkpoint, Checkpoint):
+            checkpoint = Checkpoint.load(checkpoint)
+        where = f"cannot restore the state saved at t = {checkpoint.time:.6g} s"
+        why = mismatch(checkpoint.fingerprint, self._fingerprint())
+        saved = checkpoint.arrays
+        targets = self._checkpoint_targets()
+        c = self._contacts
+        if why is None:
+            for name, live in targets:
+                if name not in saved:
+                    why = f"it has no {name}"
+                elif saved[name].shape != live.shape or saved[name].dtype != live.dtype:
+                    why = (f"its {name} is {saved[name].dtype} {saved[name].shape}, here "
+                           f"{live.dtype} {live.shape}")
+                if why is not None:
+                    break
+        if why is None and (c is None) != ("contacts.count" not in saved):
+            why = "it was saved from a world whose bodies could touch and this one's cannot"
+        if why is None and c is not None:
+            count = int(saved["contacts.count"][0])
+            for name in POINT_FIELDS:
+                kept = saved.get(f"contacts.{name}")
+                live = getattr(c, name)
+                if kept is None or kept.shape[0] != count or kept.shape[1:] != live.shape[1:]:
+                    why = f"its contacts.{name} does not hold {count} contact points"
+                    break
+        if why is not None:
+            raise CheckpointError(f"{where}: {why}")
+        for name, live in targets:
+            live[...] = saved[name]
+        if c is not None:
+            count = int(saved["contacts.count"][0])
+            if c.geom.shape[0] < count:   # (more points than it holds now: room for them)
+                c = self._contacts = make_contacts(self._model.geom_kind.shape[0],
+                                                   cap=2 * count, pcap=c.pairs.shape[0])
+            c.count[0] = count
+            for name in POINT_FIELDS:
+                getattr(c, name)[:count] = saved[f"contacts.{name}"]
 
     # ---- stepping -----------------------------------------------------------------------------
     def step(self, n=1):
