@@ -6,6 +6,7 @@ checked when the physics thread applies the command, against the ranges of
 the setting as it was and the reason (the setting, the value and its range) appears in the
 next snapshot's `error`.
 """
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,15 @@ class Resume:
 @dataclass(frozen=True)
 class Step:
     """Pause (if running) and advance exactly one step."""
+
+
+@dataclass(frozen=True)
+class Rewind:
+    """Pause and go back (or forward, over states kept) to the state the timeline kept at or
+    before simulated time `time` (s); `back` > 0 instead: that many kept states before the
+    current one (the Left arrow)."""
+    time: float = math.inf
+    back: int = 0
 
 
 @dataclass(frozen=True)
@@ -130,6 +140,6 @@ class Quit:
     """End the physics thread (see PhysicsThread.stop)."""
 
 
-Command = (Pause | Resume | Step | Reset | SetSpeed | Configure | SetFriction | SetVoltage
+Command = (Pause | Resume | Step | Rewind | Reset | SetSpeed | Configure | SetFriction | SetVoltage
            | SetTarget | ResumeController | SetBodyForce
            | SetDrag | ClearDrag | MoveBody | Load | Quit)

@@ -12,6 +12,7 @@ from pyglet.window import key
 SHORTCUTS = {
     key.SPACE: "toggle_pause",
     key.RIGHT: "step",
+    key.LEFT: "step_back",
     key.BACKSPACE: "reset",
     key.F: "frame",
     key.G: "focus",
@@ -44,6 +45,8 @@ ALWAYS_ACTIVE = frozenset({key.F1, key.F12})
 HELP = (
     ("Space", "pause / resume the simulation"),
     ("Right arrow", "pause and advance one step"),
+    ("Left arrow", "pause and go back one frame (1/60 s) on the timeline: the states of about "
+                   "the last minute are kept; Play or Right arrow go on from there"),
     ("Backspace", "reset the scene (reads the file again; live edits are dropped)"),
     ("F", "frame the whole scene, with the room hanging parts swing through"),
     ("G", "focus the camera on the selected body (the last one grabbed or double-clicked: "

@@ -38,6 +38,7 @@ from .commands import (
     Reset,
     Resume,
     ResumeController,
+    Rewind,
     SetFriction,
     SetSpeed,
     SetTarget,
@@ -703,9 +704,46 @@ def draw_simulation(snapshot, send, state, frame_rate=None):
             "paused" if snapshot.paused else "running")
         imgui.text(f"{snapshot.scene}: {status}")
     imgui.text(f"sim time {snapshot.time:.3f} s  step {snapshot.step}")
+    draw_timeline(snapshot, send)
     imgui.text(f"real-time factor {snapshot.realtime_factor:.3f}"
                + ("" if snapshot.paused else f" (asked {snapshot.speed:.3g})"))
     imgui.text(frame_rate_text(frame_rate))
+
+
+def request_rewind(snapshot, send, t=None, back=0):
+    """Go back to the state kept at or before simulated time `t` (clamped to the timeline's
+    span), or `back` kept states before the current one; a note when nothing is kept."""
+    if snapshot.timeline is None:
+        return "rewind: no state kept yet"
+    if back > 0:
+        send(Rewind(back=int(back)))
+        return None
+    first, last = snapshot.timeline
+    try:
+        t = float(t)
+    except (TypeError, ValueError):
+        return f"rewind: the time must be a number of seconds (got {t!r})"
+    if math.isnan(t):
+        return "rewind: the time must be a number of seconds (got nan)"
+    send(Rewind(time=min(max(t, first), last)))
+    return None
+
+
+def draw_timeline(snapshot, send):
+    """The timeline: a slider over the simulated time kept (physics_thread: a state every
+    1/60 s, the oldest dropped beyond its memory); dragging it pauses there, and Play or Step
+    go on from there (what was kept after it is then dropped)."""
+    first, last = snapshot.timeline if snapshot.timeline is not None else (0.0, 0.0)
+    imgui.begin_disabled(snapshot.timeline is None or last <= first)
+    imgui.set_next_item_width(-80)
+    changed, t = imgui.slider_float("timeline", float(min(max(snapshot.time, first), last)),
+                                    float(first), float(max(last, first + 1e-9)), "%.3f s")
+    imgui.end_disabled()
+    if imgui.is_item_hovered(imgui.HoveredFlags_.allow_when_disabled):
+        imgui.set_tooltip(f"drag to go back to any time kept ({first:.3f} to {last:.3f} s); "
+                          "Left arrow: one frame back, Right: one step on")
+    if changed:
+        request_rewind(snapshot, send, t)
 
 
 def frame_rate_text(frame_rate):

@@ -16,6 +16,7 @@ physics) pauses the same way; Resume or Step then goes on with that check off fo
 One call steps for at most about MAX_CALL_S of wall time, so commands are answered within
 that (or one step, if a step takes longer) at any dt.
 """
+import bisect
 import dataclasses
 import math
 import queue
@@ -46,6 +47,7 @@ from .commands import (
     Reset,
     Resume,
     ResumeController,
+    Rewind,
     SetBodyForce,
     SetDrag,
     SetFriction,
@@ -75,6 +77,11 @@ RTF_WINDOW_S = 1.0  # wall seconds the achieved real-time factor is averaged ove
 # Telemetry kept in each snapshot's history: a reader polling at least this often (in
 # wall seconds) misses no step. The row cap bounds memory when dt is tiny.
 HISTORY_S = 1.0
+# The timeline: a state (physics.checkpoint) kept every TIMELINE_PERIOD_S of simulated time,
+# the oldest dropped beyond TIMELINE_MB (the biped's 14 kB states: 74 s; 1000 ellipsoids'
+# 228 kB: 4.7 s), for going back (Rewind) and resuming from there.
+TIMELINE_PERIOD_S = 1.0 / 60.0
+TIMELINE_MB = 64.0
 HISTORY_MAX_ROWS = 20_000
 # The interpreter's thread switch interval while the thread runs (default 5 ms): the render
 # thread gets the GIL back quickly whenever this thread runs Python between kernel calls.
@@ -121,6 +128,9 @@ class PhysicsThread(threading.Thread):
         self._history_rows = 0
         self._changed = False
         self._modes_seen, self._modes = None, ()   # World.motor_modes (_motor_modes)
+        self._timeline = deque()    # (time, Checkpoint, bytes) kept, oldest first
+        self._timeline_bytes = 0
+        self._timeline_at = None    # the index gone back to (Rewind), until stepping on
         self._install(self._build(source, self._robot), scene or self._scene_name(source))
         self._publish()
 
@@ -228,6 +238,10 @@ class PhysicsThread(threading.Thread):
             self._advance(k)
 
     def _advance(self, k):
+        if self._timeline_at is not None:   # stepping on from a state gone back to: the
+            while len(self._timeline) > self._timeline_at + 1:   # kept future is rewritten
+                self._timeline_bytes -= self._timeline.pop()[2]
+            self._timeline_at = None
         try:
             rec = self._world.run(k)
         except BoundError as exc:
@@ -248,8 +262,47 @@ class PhysicsThread(threading.Thread):
             self._step_s = max(rec.wall_s / k, 1e-7)
         self._step += k
         self._sim_total += k * self._world.dt
+        self._keep_state()
         if not self._paused:
             self._sample_rate(time.perf_counter())
+        self._changed = True
+
+    def _keep_state(self):
+        """Keep the world's state on the timeline if TIMELINE_PERIOD_S has passed since the
+        last one kept; drop the oldest beyond TIMELINE_MB."""
+        t = self._world.time
+        if self._timeline and t < self._timeline[-1][0] + TIMELINE_PERIOD_S * (1 - 1e-9):
+            return
+        checkpoint = self._world.save_state()
+        size = sum(a.nbytes for a in checkpoint.arrays.values())
+        self._timeline.append((t, checkpoint, size))
+        self._timeline_bytes += size
+        while len(self._timeline) > 1 and self._timeline_bytes > TIMELINE_MB * 2**20:
+            self._timeline_bytes -= self._timeline.popleft()[2]
+
+    def _rewind(self, t, back):
+        """Pause at the kept state at or before time `t` (the first kept if none), or `back`
+        kept states before the current one; the plot starts again from there (a new run)."""
+        if not self._timeline:
+            self._report("rewind: no state kept yet")
+            return
+        times = [entry[0] for entry in self._timeline]
+        if back > 0:
+            now = (self._timeline_at if self._timeline_at is not None else
+                   bisect.bisect_left(times, self._world.time - TIMELINE_PERIOD_S * 1e-6))
+            index = max(0, now - back)
+        else:
+            index = max(0, bisect.bisect_right(times, t + TIMELINE_PERIOD_S * 1e-6) - 1)
+        self._set_paused(True)
+        if self._pending:
+            self._publish()   # the steps before going back go out under their own run
+        self._world.restore_state(self._timeline[index][1])
+        self._timeline_at = index
+        self._run += 1
+        self._step = 0
+        self._pending.clear()
+        self._history.clear()
+        self._history_rows = 0
         self._changed = True
 
     def _guarded(self, what, action, *args):
@@ -279,6 +332,8 @@ class PhysicsThread(threading.Thread):
                 self._past_runaway()
                 self._set_paused(True)
                 self._advance(1)
+            case Rewind(time=t, back=back):
+                self._rewind(t, back)
             case Reset():
                 self._replace(self._source, f"reset: could not rebuild {self._scene}",
                               self._robot)
@@ -387,6 +442,9 @@ class PhysicsThread(threading.Thread):
         self._history_rows = 0
         self._error = None
         self._runaway = ()
+        self._timeline.clear()   # (a checkpoint restores only into its own model)
+        self._timeline_bytes, self._timeline_at = 0, None
+        self._keep_state()
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             description=getattr(world, "description", ""),
@@ -467,6 +525,8 @@ class PhysicsThread(threading.Thread):
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
             error=self._error, error_count=self._error_count, warning=self._warning,
+            timeline=((self._timeline[0][0], self._timeline[-1][0]) if self._timeline
+                      else None),
             joint_anchor=anchor,
             joint_axis=axis, contact_point=contacts["point"], contact_normal=contacts["normal"],
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],

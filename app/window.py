@@ -385,6 +385,13 @@ class App:
     def action_step(self):
         self.thread.send(Step())
 
+    def action_step_back(self):
+        from .panel import request_rewind
+
+        note = request_rewind(self.thread.snapshot, self.thread.send, back=1)
+        if note and self.panel_state is not None:
+            self.panel_state.note = note
+
     def action_reset(self):
         self.thread.send(Reset())
 

@@ -1093,10 +1093,16 @@ class World:
 
     # ---- checkpoints (physics/checkpoint.py) --------------------------------------------------
     def _fingerprint(self):
+        """What a checkpoint must have been saved from (physics/checkpoint.py), made once
+        per model."""
         model, _, _ = self._ready()
-        return (tuple(b.name for b in self._bodies), tuple(j.name for j in self._joints),
+        made = getattr(self, "_fingerprint_made", None)
+        if made is None or made[0] is not model:
+            made = self._fingerprint_made = (model, (
+                tuple(b.name for b in self._bodies), tuple(j.name for j in self._joints),
                 tuple(self._joints[int(j)].name for j in model.motor_joint),
-                int(model.geom_kind.shape[0]))
+                int(model.geom_kind.shape[0])))
+        return made[1]
 
     def _checkpoint_targets(self):
         """(name, live array) of everything a Checkpoint holds but the contact points."""
