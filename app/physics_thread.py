@@ -298,6 +298,7 @@ class PhysicsThread(threading.Thread):
             self._publish()   # the steps before going back go out under their own run
         self._world.restore_state(self._timeline[index][1])
         self._timeline_at = index
+        self._generation += 1   # (a new run of this world: the plot starts again)
         self._run += 1
         self._step = 0
         self._pending.clear()

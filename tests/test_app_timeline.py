@@ -9,6 +9,7 @@ from test_app_simulation import DOOR, DOOR_DT, start, step_paused, wait_for  # n
 from sharnir.app import physics_thread
 from sharnir.app.commands import Resume, Rewind
 from sharnir.app.panel import request_rewind
+from sharnir.app.plot_buffer import PlotBuffer
 
 
 def test_going_back_restores_the_kept_state_and_going_on_repeats_the_run(start):  # noqa: F811
@@ -29,6 +30,20 @@ def test_going_back_restores_the_kept_state_and_going_on_repeats_the_run(start):
         np.testing.assert_array_equal(snap.body_quat, seen[10 + k][1])
     # going on dropped what was kept after 0.1 s; what is kept now ends at 0.3 s
     assert snap.timeline[1] == pytest.approx(0.3)
+
+
+def test_going_back_starts_the_plot_afresh(start):  # noqa: F811
+    sim = start(DOOR, paused=True)
+    plot = PlotBuffer()
+    step_paused(sim, 30)
+    plot.feed(sim.snapshot)
+    assert len(plot) == 30
+    sim.send(Rewind(time=0.1))
+    plot.feed(wait_for(sim, lambda s: s.step == 0))
+    assert len(plot) == 0
+    step_paused(sim, 5)
+    plot.feed(sim.snapshot)
+    np.testing.assert_allclose(plot.t, 0.1 + DOOR_DT * np.arange(1, 6))
 
 
 def test_the_left_arrow_goes_back_one_kept_state(start):  # noqa: F811
