@@ -188,6 +188,9 @@ def _parser():
     run.add_argument("--float32", action="store_true",
                      help="write --csv numbers with 7 significant digits and --npz arrays as "
                           "float32 (about half the size)")
+    run.add_argument("--keyframe", metavar="NAME",
+                     help="start from the scene's keyframe NAME ([[keyframes]]: joint "
+                          "coordinates and rates, free bodies, motor voltages)")
     run.add_argument("--state-in", metavar="STATE.npz",
                      help="start from a state saved by --state-out (or World.save_state) of "
                           "the same scene, instead of the scene's initial state")
@@ -452,6 +455,15 @@ def _run(args):
     spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
+    if args.keyframe is not None:
+        keys = getattr(world, "keyframes", {})
+        if args.keyframe not in keys:
+            raise CliError(f"{args.scene}: no keyframe {args.keyframe!r} (the scene's: "
+                           f"{', '.join(keys) or 'none'})")
+        try:
+            world.apply_keyframe(**keys[args.keyframe], name=f"keyframe {args.keyframe!r}")
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
     if args.state_in is not None:
         try:
             world.restore_state(args.state_in)

@@ -30,6 +30,12 @@ class Step:
 
 
 @dataclass(frozen=True)
+class ApplyKeyframe:
+    """Put the scene's keyframe `name` ([[keyframes]]) into the world (World.apply_keyframe)."""
+    name: str
+
+
+@dataclass(frozen=True)
 class Rewind:
     """Pause and go back (or forward, over states kept) to the state the timeline kept at or
     before simulated time `time` (s); `back` > 0 instead: that many kept states before the
@@ -140,6 +146,6 @@ class Quit:
     """End the physics thread (see PhysicsThread.stop)."""
 
 
-Command = (Pause | Resume | Step | Rewind | Reset | SetSpeed | Configure | SetFriction | SetVoltage
-           | SetTarget | ResumeController | SetBodyForce
+Command = (Pause | Resume | Step | Rewind | ApplyKeyframe | Reset | SetSpeed | Configure
+           | SetFriction | SetVoltage | SetTarget | ResumeController | SetBodyForce
            | SetDrag | ClearDrag | MoveBody | Load | Quit)

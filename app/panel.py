@@ -32,6 +32,7 @@ from sharnir.scenes import SCENE_DIR, SceneError, resolve_scene
 from sharnir.scenes.loader import robot_options
 
 from .commands import (
+    ApplyKeyframe,
     Configure,
     Load,
     Pause,
@@ -325,6 +326,56 @@ def _target_range(snapshot, j, motor, mode, target):
             motor.voltage_limit) else 10.0
         lo, hi = -abs(top), abs(top)
     return min(lo, target), max(hi, target)
+
+
+def keyframe_toml(snapshot, name="here"):
+    """A [[keyframes]] table of the pose on show: the revolute and prismatic joints'
+    coordinates and rates (the last step's) and the motors' voltages, to paste into the scene
+    file (physics/keyframe.py)."""
+    row = _latest(snapshot, "joint")
+    coord, rate = JOINT_CHANNELS.index("coord"), JOINT_CHANNELS.index("velocity")
+    joints, rates = [], []
+    for j, (jname, kind) in enumerate(zip(snapshot.joint_names, snapshot.joint_types)):
+        if kind in ("revolute", "prismatic") and row is not None:
+            joints.append(f"{_toml_key(jname)} = {float(row[j, coord])!r}")
+            rates.append(f"{_toml_key(jname)} = {float(row[j, rate])!r}")
+    voltages = []
+    if snapshot.motor_state is not None:
+        for m, (j, _) in enumerate(snapshot.motors):
+            voltages.append(f"{_toml_key(snapshot.joint_names[j])} = "
+                            f"{float(snapshot.motor_state['voltage'][m])!r}")
+    lines = ["[[keyframes]]", f'name = "{name}"', f"# at t = {snapshot.time:.6g} s"]
+    for key, items in (("joints", joints), ("rates", rates), ("voltages", voltages)):
+        if items:
+            lines.append(f"{key} = {{ {', '.join(items)} }}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_key(name):
+    return name if name and all(c.isalnum() or c in "_-" for c in name) and name.isascii() \
+        else '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def draw_keyframes(snapshot, send, state):
+    """The scene's keyframes ([[keyframes]]): Load puts one into the world; "Copy as TOML"
+    copies the pose on show as a keyframe table for the scene file."""
+    if not imgui.collapsing_header("Keyframes"):
+        return
+    for name in snapshot.keyframes:
+        imgui.push_id(f"keyframe-{name}")
+        if imgui.button("Load"):
+            send(ApplyKeyframe(name))
+        imgui.same_line()
+        imgui.text(printable(name))
+        imgui.pop_id()
+    if not snapshot.keyframes:
+        imgui.text_disabled("the scene has no [[keyframes]]")
+    if imgui.button("Copy as TOML"):
+        imgui.set_clipboard_text(keyframe_toml(snapshot))
+        _note(state, "copied the pose on show as a [[keyframes]] table")
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("the joints' coordinates and rates and the motors' voltages, as a "
+                          "[[keyframes]] table to paste into the scene file")
 
 
 def draw_motors(snapshot, send, state):
@@ -1389,6 +1440,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_joints(snapshot, send, state)
     draw_motors(snapshot, send, state)
     draw_selected(snapshot, drag, view)
+    draw_keyframes(snapshot, send, state)
     draw_solver(snapshot, send, state, plot_buffer)
     state.controls_scroll = (imgui.get_scroll_y(), imgui.get_scroll_max_y())
     imgui.end_child()

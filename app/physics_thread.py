@@ -37,6 +37,7 @@ from sharnir.physics.warmup import compile_step
 from sharnir.scenes import load_scene
 
 from .commands import (
+    ApplyKeyframe,
     ClearDrag,
     Command,
     Configure,
@@ -335,6 +336,14 @@ class PhysicsThread(threading.Thread):
                 self._advance(1)
             case Rewind(time=t, back=back):
                 self._rewind(t, back)
+            case ApplyKeyframe(name=name):
+                keys = getattr(self._world, "keyframes", {})
+                if name not in keys:
+                    self._report(f"keyframe: the scene has no keyframe {name!r}")
+                else:
+                    self._refusing("keyframe", self._world.apply_keyframe, **keys[name],
+                                   name=f"keyframe {name!r}")
+                    self._keep_state()
             case Reset():
                 self._replace(self._source, f"reset: could not rebuild {self._scene}",
                               self._robot)
@@ -449,6 +458,7 @@ class PhysicsThread(threading.Thread):
         # What does not change while this world runs, shared by all its snapshots.
         self._static = dict(
             description=getattr(world, "description", ""),
+            keyframes=tuple(getattr(world, "keyframes", {})),
             robot=(MappingProxyType(dict(self._robot)) if not callable(self._source)
                    and Path(self._source).suffix.lower() == ".urdf" else None),
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),

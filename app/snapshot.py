@@ -131,6 +131,7 @@ class Snapshot:
     body_contact: np.ndarray | None = None    # (nbody, 6) World.body_contact, last step
     body_visuals: tuple = ()        # (nbody,) World.body_visuals: shapes drawn, not simulated
     description: str = ""           # the scene's one-line description (its file's)
+    keyframes: tuple = ()           # the scene's keyframe names ([[keyframes]])
     timeline: tuple | None = None   # (first, last) simulated time of the states kept to go
                                     # back to (Rewind), s; None: none kept yet
     robot: Mapping[str, Any] | None = None  # a URDF robot's options (Load.robot); None: the

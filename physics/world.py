@@ -34,6 +34,7 @@ from .joint import (  # noqa: E402
     JOINT_TABLE,
     JOINT_TYPE_NAMES,
     JOINT_TYPES,
+    PRISMATIC,
     REVOLUTE,
     scene_types_with,
 )
@@ -1169,6 +1170,144 @@ class World:
             c.count[0] = count
             for name in POINT_FIELDS:
                 getattr(c, name)[:count] = saved[f"contacts.{name}"]
+
+    # ---- keyframes (physics/keyframe.py) -----------------------------------------------------
+    def check_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, *,
+                       name="keyframe"):
+        """What apply_keyframe checks, without applying it."""
+        self._checked_keyframe(joints, rates, bodies, voltages, name)
+
+    def _checked_keyframe(self, joints, rates, bodies, voltages, name):
+        from .keyframe import component, outward
+
+        model, state, work = self._ready()
+        where = f"{name}:"
+        fixed = [b.kind != DYNAMIC for b in self._bodies]
+        jb = [tuple(int(x) for x in pair) for pair in model.joint_body]
+        targets, speeds, placed = {}, {}, {}
+        for table, out, what in ((joints or {}, targets, "joint"), (rates or {}, speeds, "rate")):
+            for ref, value in table.items():
+                j = self._joint_index(ref)
+                kind = self._joints[j].type
+                if kind not in (REVOLUTE, PRISMATIC):
+                    raise ValueError(f"{where} joint {self._joints[j].name!r} is "
+                                     f"{JOINT_TYPE_NAMES[kind]}: a keyframe sets revolute and "
+                                     "prismatic joints only")
+                v = _number(f"{where} {what} of joint {self._joints[j].name!r}", value)
+                if not math.isfinite(v):
+                    raise ValueError(f"{where} the {what} of joint {self._joints[j].name!r} "
+                                     f"must be finite (got {value})")
+                out[j] = v
+        for ref, entry in (bodies or {}).items():
+            i = self._body_index(ref, where)
+            members = component(jb, fixed, i) if not fixed[i] else None
+            if members is None:
+                raise ValueError(f"{where} body {self._bodies[i].name!r} is static or held to "
+                                 "the fixed world by a joint: its pose is the joints'")
+            unknown = set(entry) - {"pos", "quat", "vel", "angvel"}
+            if unknown:
+                raise ValueError(f"{where} body {self._bodies[i].name!r}: unknown keys "
+                                 f"{sorted(unknown)} (pos, quat, vel, angvel)")
+            got = {k: _vec(f"{where} body {self._bodies[i].name!r} {k}", v,
+                           4 if k == "quat" else 3) for k, v in entry.items()}
+            if "quat" in got:
+                n = float(np.linalg.norm(got["quat"]))
+                if n < 1e-9:
+                    raise ValueError(f"{where} body {self._bodies[i].name!r}: quat must not "
+                                     "be zero")
+                got["quat"] = got["quat"] / n
+            placed[i] = (members, got)
+        order, far, subtree = outward(jb, fixed, first=list(placed))
+        loose = [self._joints[j].name for j in (*targets, *speeds) if j not in far]
+        if loose:
+            raise ValueError(f"{where} joints in a closed loop take no coordinate or rate "
+                             f"here: {', '.join(map(repr, loose))}")
+        for ref, u in (voltages or {}).items():   # (checked by set_voltage below, first)
+            j = self._joint_index(ref)
+            if self._joints[j].motor is None:
+                raise ValueError(f"{where} joint {self._joints[j].name!r} has no motor")
+            limit = self._joints[j].motor.voltage_limit
+            v = _number(f"{where} voltage of joint {self._joints[j].name!r}", u)
+            if not (math.isfinite(v) and abs(v) <= limit):
+                raise ValueError(f"{where} the voltage of joint {self._joints[j].name!r} must "
+                                 f"be finite and within +-{limit:g} V (got {u})")
+        return targets, speeds, placed, (order, far, subtree)
+
+    def apply_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, *,
+                       name="keyframe"):
+        """Put a pose written by hand into the world (physics/keyframe.py): `joints` name ->
+        coordinate (rad or m) and `rates` name -> rate of revolute and prismatic joints,
+        `bodies` name -> {pos, quat, vel, angvel} of a body that no joint holds to the fixed
+        world (a free body, or a floating robot's base: the robot moves with it), `voltages`
+        name -> motor voltage (V). Joints not named keep their coordinates; every moving body
+        starts at rest but for what is given. Everything is checked first (check_keyframe): a
+        bad entry is a ValueError naming `name` and the entry, and nothing is changed."""
+        from .keyframe import move_subtree, quats
+
+        targets, speeds, placed, (order, far, subtree) = self._checked_keyframe(
+            joints, rates, bodies, voltages, name)
+        model, state, work = self._ready()
+        # ---- the pose: placed bodies' robots, then the joints outwards
+        pos = state.body_pos.copy()
+        rot = _rotations(state.body_quat)
+        for i, (members, got) in placed.items():
+            R = quat_to_matrix(got["quat"]) @ rot[i].T if "quat" in got else np.eye(3)
+            p = got.get("pos", pos[i])
+            anchor = pos[i].copy()
+            for k in members:
+                pos[k] = p + R @ (pos[k] - anchor)
+                rot[k] = R @ rot[k]
+        frame_b = _rotations(model.joint_local_frame[:, 1])
+        for j in order:
+            if j not in targets:
+                continue
+            b = int(model.joint_body[j, 1])
+            anchor = pos[b] + rot[b] @ model.joint_local_anchor[j, 1]
+            axis = rot[b] @ frame_b[j][:, 0]
+            dq = (targets[j] - float(state.joint_coord[j])) * (1.0 if far[j] else -1.0)
+            if self._joints[j].type == REVOLUTE:
+                move_subtree(pos, rot, subtree[j], anchor, axis, dq, np.zeros(3))
+            else:
+                move_subtree(pos, rot, subtree[j], anchor, axis, 0.0, dq * axis)
+        # ---- the velocities: at rest, but for the placed bodies' and the joints' rates
+        vel, angvel = np.zeros_like(state.body_vel), np.zeros_like(state.body_angvel)
+        for i, (members, got) in placed.items():
+            v, w = got.get("vel", np.zeros(3)), got.get("angvel", np.zeros(3))
+            for k in members:
+                vel[k] = v + np.cross(w, pos[k] - pos[i])
+                angvel[k] = w
+        for j in order:
+            if j not in speeds:
+                continue
+            b = int(model.joint_body[j, 1])
+            anchor = pos[b] + rot[b] @ model.joint_local_anchor[j, 1]
+            axis = rot[b] @ frame_b[j][:, 0]
+            w = speeds[j] * (1.0 if far[j] else -1.0)
+            for k in subtree[j]:
+                if self._joints[j].type == REVOLUTE:
+                    angvel[k] += w * axis
+                    vel[k] += w * np.cross(axis, pos[k] - anchor)
+                else:
+                    vel[k] += w * axis
+        moving = [i for i, b in enumerate(self._bodies) if b.kind == DYNAMIC]
+        quats(rot, moving, state.body_quat)
+        state.body_pos[moving] = pos[moving]
+        state.body_vel[moving] = vel[moving]
+        state.body_angvel[moving] = angvel[moving]
+        for i in moving:
+            R = rot[i]
+            state.body_angmom[i] = R @ (self._bodies[i].inertia * (R.T @ angvel[i]))
+        for j, q in targets.items():
+            state.joint_coord[j] = q
+        state.joint_impulse[...] = 0.0           # the warm starts of the pose left
+        state.joint_damper_impulse[...] = 0.0
+        for carried in WORK_CARRIED:
+            if carried != "motor_row":
+                getattr(work, carried)[...] = 0.0
+        if self._contacts is not None:
+            self._contacts.count[0] = 0
+        for ref, u in (voltages or {}).items():
+            self.set_voltage(ref, u)
 
     # ---- stepping -----------------------------------------------------------------------------
     def step(self, n=1):

@@ -55,7 +55,7 @@ OPENED_URDF = {"ground": True, "height": 0.0}
 _TABLES: dict[str, type[BaseModel]] = {"world": WorldSpec, "solver": SolverSpec}
 _ARRAYS: dict[str, type[BaseModel]] = {"bodies": BodySpec, "joints": JointSpec, "loads": LoadSpec}
 # --set addresses bodies and joints by name, loads (which have none) by index.
-_NAMED = {"bodies": "body", "joints": "joint"}
+_NAMED = {"bodies": "body", "joints": "joint", "keyframes": "keyframe"}
 # pydantic messages that read badly in a scene-file context.
 _MESSAGES = {
     "finite_number": "NaN or infinite value",
@@ -375,11 +375,24 @@ def build_world(
                 start=load.start,
                 end=math.inf if load.end is None else load.end,
             )
+    world.keyframes = {}
+    for i, key in enumerate(spec.keyframes):
+        entry = keyframe_entry(key)
+        with _blame(source, f"keyframes[{i}] {quoted(key.name)}"):
+            world.check_keyframe(**entry)
+        world.keyframes[key.name] = entry
     if spec.behaviour is not None:
         behaviours = importlib.import_module("sharnir.scenes.behaviours")
         with _blame(source, "behaviour"):
             world.set_hook(behaviours.make(spec.behaviour.name, world))
     return world
+
+
+def keyframe_entry(key) -> dict:
+    """World.apply_keyframe's arguments of a KeyframeSpec."""
+    return dict(joints=dict(key.joints), rates=dict(key.rates), voltages=dict(key.voltages),
+                bodies={name: {k: v for k, v in b.model_dump().items() if v is not None}
+                        for name, b in key.bodies.items()})
 
 
 def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = None,

@@ -653,6 +653,27 @@ class JointSpec(_Spec):
         return self
 
 
+class KeyframeBodySpec(_Spec):
+    """A free body's state in a keyframe (or a floating robot's base's: the robot moves with
+    it); what is left out stays (the pose) or is zero (the velocities)."""
+    pos: Vec3 | None = None
+    quat: UnitQuat | None = None
+    vel: Vec3 | None = None
+    angvel: Vec3 | None = None
+
+
+class KeyframeSpec(_Spec):
+    """A pose to start from, written by hand (physics/keyframe.py; `sharnir run --keyframe
+    NAME`, the panel's Keyframes): revolute and prismatic joints' coordinates (rad or m)
+    and rates, free bodies' states, motor voltages (V). Joints not named keep their
+    coordinates; every moving body starts at rest but for the rates and velocities given."""
+    name: Name
+    joints: dict[Name, Real] = {}
+    rates: dict[Name, Real] = {}
+    bodies: dict[Name, KeyframeBodySpec] = {}
+    voltages: dict[Name, Real] = {}
+
+
 class LoadSpec(_Spec):
     body: Name
     force: Vec3 = (0.0, 0.0, 0.0)
@@ -713,6 +734,7 @@ class SceneSpec(_Spec):
     bodies: list[BodySpec] = []
     joints: list[JointSpec] = []
     loads: list[LoadSpec] = []
+    keyframes: list[KeyframeSpec] = []
     include: list[IncludeSpec] = []   # expanded by the loader before validation: always empty
 
     @field_validator("version")
@@ -728,6 +750,7 @@ class SceneSpec(_Spec):
         problems = [
             *_duplicates("bodies", [b.name for b in self.bodies]),
             *_duplicates("joints", [j.name for j in self.joints]),
+            *_duplicates("keyframes", [k.name for k in self.keyframes]),
         ]
         kinds = {body.name: body.kind for body in self.bodies}
         known = listing(kinds)

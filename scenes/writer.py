@@ -18,7 +18,7 @@ from .schema import SceneSpec
 
 # the top-level keys, in the order a reader expects them; tables after plain keys
 _ORDER = ("version", "description", "duration", "behaviour", "world", "solver")
-_LISTS = ("bodies", "joints", "loads")
+_LISTS = ("bodies", "joints", "loads", "keyframes")
 
 
 def value(v: Any) -> str:

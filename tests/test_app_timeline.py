@@ -78,3 +78,23 @@ def test_rewind_requests_are_checked(start):  # noqa: F811
     assert "must be a number" in request_rewind(sim.snapshot, sent.append, float("nan"))
     assert request_rewind(sim.snapshot, sent.append, -5.0) is None
     assert sent == [Rewind(time=0.0)]   # clamped to what is kept
+
+
+def test_a_scene_keyframe_loads_in_the_app_and_the_pose_copies_as_toml(start, tmp_path):  # noqa: F811
+    import tomllib
+
+    from sharnir.app.commands import ApplyKeyframe
+    from sharnir.app.panel import keyframe_toml
+
+    scene = tmp_path / "door.toml"
+    scene.write_text(DOOR.read_text() + '\n[[keyframes]]\nname = "ajar"\n'
+                     'joints = { hinge = 0.5 }\n')
+    sim = start(scene, paused=True)
+    assert sim.snapshot.keyframes == ("ajar",)
+    sim.send(ApplyKeyframe("ajar"))
+    snap = step_paused(sim, 1)
+    assert snap.telemetry.joint[-1, 0, 0] == pytest.approx(0.5, abs=1e-3)
+    table = tomllib.loads(keyframe_toml(snap, "copied"))["keyframes"][0]
+    assert table["name"] == "copied" and table["joints"]["hinge"] == pytest.approx(0.5, abs=1e-3)
+    sim.send(ApplyKeyframe("nope"))
+    wait_for(sim, lambda s: s.error is not None and "no keyframe 'nope'" in s.error)
