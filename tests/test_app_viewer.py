@@ -427,11 +427,11 @@ WHEEL = textwrap.dedent("""
             time.sleep(0.05)
         app.run_frames(3)
         x0, y0, x1, y1 = app.panel_state.joints_rect
-        x, y = (x0 + x1) / 2, 900 - (y0 + 60)   # a row near its top (y from the bottom)
+        x, y = (x0 + x1) / 2, 900 - (y0 + 30)   # a row near its top (y from the bottom)
         app.on_mouse_motion(x, y, 0, 0)
         app.run_frames(2)
         scrolls = []
-        for _ in range(80):   # (how many notches it takes depends on the frames' timing)
+        for _ in range(160):   # (how many notches it takes depends on the frames' timing)
             app.on_mouse_scroll(x, y, 0, -1)
             app.run_frames(2)
             scrolls.append([app.panel_state.joints_scroll[0], app.panel_state.controls_scroll[0]])
