@@ -82,7 +82,8 @@ down. ``file://`` paths are absolute; plain paths are relative to the URDF's fol
 Every mesh file must lie in the folders a scene may read from (`scenes.asset_roots`): the
 URDF's folder, `package_roots`, $ROS_PACKAGE_PATH, $SHARNIR_ASSET_PATH, the package (a folder
 with a package.xml) the URDF lies in, and the package a ``package://`` URI found by the ROS
-rule (NAME holding a package.xml). A folder NAME without a package.xml (PyBullet's fallback)
+rule (NAME holding a package.xml) or holding the URDF (a folder of the package's name the
+URDF lies in is that package). Another folder NAME without a package.xml (PyBullet's fallback)
 is used only where it lies in those folders already; anything else is one error.
 """
 
@@ -537,13 +538,17 @@ class _Reader:
                     seen.add(candidate)
                     yield candidate, False
         # last, as PyBullet does: a folder NAME next to the file or above it, package.xml or
-        # not (robots shipped without their package.xml, PyBullet's own data among them);
-        # not a declared package: its files must lie in the allowed folders already
+        # not (robots shipped without their package.xml, PyBullet's own data among them).
+        # One that holds the URDF is the robot's own package by its name (iCub's
+        # iCub/robots/NAME/model.urdf naming package://iCub/meshes), as a package.xml would
+        # declare it (not the file system's root or the home folder); one beside is not
+        # declared: its files must lie in the allowed folders already
+        too_wide = {Path(os.path.abspath(os.sep)), Path(os.path.expanduser("~")).resolve()}
         for ancestor in (folder, *folder.parents):
             for candidate in (ancestor, ancestor / name):
                 if candidate.name == name and candidate.is_dir() and candidate not in seen:
                     seen.add(candidate)
-                    yield candidate, False
+                    yield candidate, candidate == ancestor and ancestor not in too_wide
 
     def joint(self, el, name, links):
         where = f'joint "{name}"'

@@ -348,3 +348,22 @@ def test_a_robot_file_in_a_robot_folder_reads_its_package_without_package_xml(tm
                      '"../meshes/rock.obj" }, mass = 1.0 }]\n')
     with pytest.raises(SceneError, match="outside the allowed folders"):
         read_scene(scene)
+
+
+def test_a_package_folder_that_holds_the_urdf_is_its_package_without_package_xml(tmp_path):
+    """iCub's models: icub-models/iCub/robots/iCubGenova09/model.urdf names
+    package://iCub/meshes/..., and iCub/ has no package.xml: the folder of the package's
+    name that the URDF lies in is that package, as MuJoCo (packages resolved) and PyBullet
+    open it; a folder of that name beside it is still not."""
+    pkg = tmp_path / "icub-models" / "iCub"
+    (pkg / "robots" / "iCubGenova09").mkdir(parents=True)
+    (pkg / "meshes").mkdir()
+    (pkg / "meshes" / "rock.obj").write_text(TET)
+    path = arm_urdf(pkg / "robots" / "iCubGenova09", "package://iCub/meshes/rock.obj")
+    assert mesh_of(path) == pkg / "meshes" / "rock.obj"
+    beside = tmp_path / "other" / "arm"   # (not a robot folder's name: asset_roots.py)
+    beside.mkdir(parents=True)
+    (tmp_path / "other" / "iCub" / "meshes").mkdir(parents=True)
+    (tmp_path / "other" / "iCub" / "meshes" / "rock.obj").write_text(TET)
+    with pytest.raises(SceneError, match="outside the allowed folders"):
+        read_urdf(arm_urdf(beside, "package://iCub/meshes/rock.obj"))
