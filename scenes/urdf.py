@@ -270,7 +270,7 @@ class _Reader:
             if default is None:
                 self.fail(el, label, "is required")
             return np.array(default, dtype=float)
-        words = text.split()
+        words = text.replace(",", " ").split()   # ("0.07, 0, -0.03": PyBullet reads it)
         try:
             values = [float(w) for w in words]
         except ValueError:
@@ -366,14 +366,19 @@ class _Reader:
             geometry = coll.find("geometry")
             if geometry is None or len(geometry) != 1:
                 self.fail(coll, w, "needs a <geometry> with one shape in it")
-            link.parts.append((self.shape(geometry[0], w), pos, rot))
+            shape = self.shape(geometry[0], w, empty_ok=True)
+            if shape is not None:
+                link.parts.append((shape, pos, rot))
         for k, vis in enumerate(el.findall("visual")):
             w = f"{where} <visual> {k}"
             pos, rot = self.origin(vis, w)
             geometry = vis.find("geometry")
             if geometry is None or len(geometry) != 1:
+                if not self.strict:   # (drawn only: PyBullet draws nothing for it either)
+                    self.notes.add("<visual>s without a shape (left out)", quoted(name))
+                    continue
                 self.fail(vis, w, "needs a <geometry> with one shape in it")
-            shape = self.shape(geometry[0], w, missing_ok=True)
+            shape = self.shape(geometry[0], w, missing_ok=True, empty_ok=True)
             if shape is None:
                 continue
             material = vis.find("material")
@@ -450,26 +455,40 @@ class _Reader:
                       f'"{color.get("rgba")}")')
         return [float(x) for x in rgba]
 
-    def shape(self, el, where, missing_ok=False):
+    def shape(self, el, where, missing_ok=False, empty_ok=False):
         """The shape dict of a geometry element; missing_ok: a mesh file that is not found
-        gives None (listed in the warning) instead of an error."""
+        gives None (listed in the warning) instead of an error; empty_ok: so does a shape of
+        zero size (a sphere of radius 0: PyBullet loads it, and it has nothing to draw or to
+        touch), but for --strict."""
         tag = el.tag
         if tag == "box":
             size = self.numbers(el, "size", 3, where)
-            self.positive(el, "size", size, where)
+            if self.empty(el, "size", size, where, empty_ok):
+                return None
             return {"type": "box", "half_extents": [float(s) / 2 for s in size]}
         if tag == "sphere":
             r = self.number(el, "radius", where)
-            self.positive(el, "radius", [r], where)
+            if self.empty(el, "radius", [r], where, empty_ok):
+                return None
             return {"type": "sphere", "radius": r}
         if tag in ("cylinder", "capsule"):
             r, length = self.number(el, "radius", where), self.number(el, "length", where)
-            self.positive(el, "radius", [r], where)
-            self.positive(el, "length", [length], where)
+            if (self.empty(el, "radius", [r], where, empty_ok)
+                    or self.empty(el, "length", [length], where, empty_ok)):
+                return None
             return {"type": tag, "radius": r, "half_length": length / 2}
         if tag == "mesh":
             return self.mesh(el, where, missing_ok)
         self.fail(el, where, f"unknown geometry <{tag}> (box, sphere, cylinder, capsule, mesh)")
+
+    def empty(self, el, attr, values, where, empty_ok):
+        """True for sizes of which one is 0 (and the rest positive) where that may be left
+        out (listed in the warning); a negative size, or 0 where it may not, is an error."""
+        if empty_ok and not self.strict and all(v >= 0 for v in values) and 0 in values:
+            self.notes.add("shapes of zero size (left out)", f"{where} <{el.tag} {attr}>")
+            return True
+        self.positive(el, attr, values, where)
+        return False
 
     def positive(self, el, attr, values, where):
         if not all(v > 0 for v in values):
@@ -589,8 +608,14 @@ class _Reader:
                 joint.lower = self.number(limit, "lower", w, default=0.0)
                 joint.upper = self.number(limit, "upper", w, default=0.0)
                 if joint.lower > joint.upper:
-                    self.fail(limit, w, f"lower must not exceed upper (got lower "
-                              f"{joint.lower:g}, upper {joint.upper:g})")
+                    if self.strict:
+                        self.fail(limit, w, f"lower must not exceed upper (got lower "
+                                  f"{joint.lower:g}, upper {joint.upper:g})")
+                    # PyBullet's own files write lower 1, upper -1 for a joint without
+                    # limits, and PyBullet reads them so
+                    self.notes.add("limits with lower > upper (read as no limits, as "
+                                   "PyBullet does)", quoted(name))
+                    joint.lower = joint.upper = None
         dynamics = el.find("dynamics")
         if dynamics is not None:
             w = f"{where} <dynamics>"

@@ -234,3 +234,42 @@ def test_a_collision_mesh_over_the_corner_cap_is_thinned_with_a_note_and_stays_i
                                         'ixy="0" ixz="0" iyz="0"', geometry=geometry)))
     notes = [str(w.message) for w in caught if "thinned" in str(w.message)]
     assert len(notes) == 1 and "dense.stl (40962 ->" in notes[0]
+
+
+LENIENT = """
+<link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0"
+  ixz="0" iyz="0"/></inertial>
+  <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
+  <collision><geometry><cylinder radius="0.05" length="0"/></geometry></collision>
+  <visual><geometry><sphere radius="0.0"/></geometry></visual>
+</link>
+<link name="slider"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"
+  ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+<joint name="x_to_world" type="prismatic"><parent link="base"/><child link="slider"/>
+  <origin xyz="0.07, 0, -0.03"/><axis xyz="1 0 0"/>
+  <limit lower="1" upper="-1" effort="0" velocity="0"/></joint>
+"""
+
+
+def test_what_pybullet_reads_in_its_own_files_loads_with_one_warning(tmp_path):
+    """pybullet_data writes lower 1, upper -1 for a joint without limits, radius 0 for a
+    visual it does not draw, a cylinder of length 0, and numbers with commas; PyBullet
+    loads them, and so does Sharnir, each named in the one warning; --strict refuses."""
+    path = write(tmp_path, LENIENT)
+    raw, notes = read(path)
+    [note] = notes
+    assert "read as no limits" in note and '"x_to_world"' in note
+    assert "shapes of zero size (left out)" in note and "<cylinder length>" in note
+    assert "<sphere radius>" in note
+    base = next(b for b in raw["bodies"] if b["name"] == "base")
+    assert len(base["shape"]["parts"]) == 1 and "visuals" not in base
+    [joint] = [j for j in raw["joints"] if j["name"] == "x_to_world"]
+    assert "limits" not in joint
+    assert joint["anchor"] == pytest.approx([0.07, 0.0, -0.03])
+    with pytest.raises(SceneError, match="<cylinder length>: must be positive"):
+        read_urdf(path, fixed_base=False, strict=True)
+    sized = LENIENT.replace('length="0"', 'length="0.1"').replace('radius="0.0"',
+                                                                   'radius="0.1"')
+    with pytest.raises(SceneError, match="lower must not exceed upper"):
+        read_urdf(write(tmp_path, sized, "r2.urdf"), strict=True)
