@@ -1258,12 +1258,16 @@ class World:
                 pos[k] = p + R @ (pos[k] - anchor)
                 rot[k] = R @ rot[k]
         frame_b = _rotations(model.joint_local_frame[:, 1])
+
+        def joint_frame(j):
+            """The joint's anchor and axis (world) at the pose being made."""
+            b = int(model.joint_body[j, 1])
+            return pos[b] + rot[b] @ model.joint_local_anchor[j, 1], rot[b] @ frame_b[j][:, 0]
+
         for j in order:
             if j not in targets:
                 continue
-            b = int(model.joint_body[j, 1])
-            anchor = pos[b] + rot[b] @ model.joint_local_anchor[j, 1]
-            axis = rot[b] @ frame_b[j][:, 0]
+            anchor, axis = joint_frame(j)
             dq = (targets[j] - float(state.joint_coord[j])) * (1.0 if far[j] else -1.0)
             if self._joints[j].type == REVOLUTE:
                 move_subtree(pos, rot, subtree[j], anchor, axis, dq, np.zeros(3))
@@ -1279,9 +1283,7 @@ class World:
         for j in order:
             if j not in speeds:
                 continue
-            b = int(model.joint_body[j, 1])
-            anchor = pos[b] + rot[b] @ model.joint_local_anchor[j, 1]
-            axis = rot[b] @ frame_b[j][:, 0]
+            anchor, axis = joint_frame(j)
             w = speeds[j] * (1.0 if far[j] else -1.0)
             for k in subtree[j]:
                 if self._joints[j].type == REVOLUTE:
