@@ -1193,6 +1193,10 @@ class World:
                     raise ValueError(f"{where} joint {self._joints[j].name!r} is "
                                      f"{JOINT_TYPE_NAMES[kind]}: a keyframe sets revolute and "
                                      "prismatic joints only")
+                if GROUP_HINGES[model.joint_type[j]] > 0:
+                    raise ValueError(f"{where} joint {self._joints[j].name!r} is one hinge of a "
+                                     "universal or gimbal group (physics/gimbal.py): a keyframe "
+                                     "does not set those yet")
                 v = _number(f"{where} {what} of joint {self._joints[j].name!r}", value)
                 if not math.isfinite(v):
                     raise ValueError(f"{where} the {what} of joint {self._joints[j].name!r} "

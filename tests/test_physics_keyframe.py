@@ -174,3 +174,13 @@ def test_scene_keyframes_are_checked_as_the_scene_loads_and_convert_keeps_them(t
     again.write_text(scene_toml(read_scene(scene)))
     assert read_scene(again).keyframes == read_scene(scene).keyframes
     assert load_scene(again).keyframes["a"]["rates"] == {"hinge": -1.0}
+
+
+def test_the_hinges_of_a_gimbal_group_are_refused_for_now():
+    w = World(dt=1e-3)
+    w.add_body("cross", Box((0.05, 0.05, 0.05)), mass=1.0, pos=(0.0, 0.0, 1.0))
+    w.add_joint("yaw", "revolute", "world", "cross", anchor=(0, 0, 1), axis=(0, 0, 1))
+    w.add_joint("pitch", "revolute", "world", "cross", anchor=(0, 0, 1), axis=(0, 1, 0))
+    w.step(1)
+    with pytest.raises(ValueError, match="one hinge of a universal or gimbal group"):
+        w.apply_keyframe(joints={"yaw": 0.3})
