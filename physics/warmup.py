@@ -24,8 +24,6 @@ progress(done, total, elapsed_s) is called from the calling thread (case 2) or t
 thread (case 3): `done` counts the kernels that have code (compiled or loaded), `total` the
 kernels the variant reaches from step_many (`needed_kernels`).
 """
-import importlib.machinery
-import importlib.util
 import os
 import subprocess
 import sys
@@ -35,7 +33,8 @@ from pathlib import Path
 
 import numba
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.registry import CPUDispatcher, cpu_target
+from numba.core.registry import CPUDispatcher
+from numba.core.runtime import rtsys
 
 # the modules whose kernels only the contact stages reach
 _CONTACT_MODULES = ("contact", "contact_solver", "ccd", "manifold", "convex", "broadphase",
@@ -108,49 +107,26 @@ def step_signature(world):
     return tuple(numba.typeof(a) for a in args)
 
 
-_BLAS = "scipy.linalg.cython_blas"
-
-
-def _target_ready():
-    """Load numba's CPU target (its typing and lowering registries), as its first kernel load
-    would, but without importing scipy.linalg whole.
-
-    numba's registries import numba.np.arraymath, whose BLAS check imports
-    scipy.linalg.cython_blas, and so scipy.linalg and everything it imports: 0.27 s of a warm
-    start of 2 s on this machine class, for a check that the module exists. The extension
-    module is loaded here on its own for the check and then dropped from sys.modules, so a
-    later `import scipy.linalg` runs as ever (Cython hands it the same module object back).
-    Any failure here just leaves numba to import it its own way."""
-    if _BLAS not in sys.modules and "scipy.linalg" not in sys.modules:
-        try:
-            import scipy
-            folder = os.path.join(scipy.__path__[0], "linalg")
-            path = next(p for p in (os.path.join(folder, "cython_blas" + suffix)
-                                    for suffix in importlib.machinery.EXTENSION_SUFFIXES)
-                        if os.path.exists(p))
-            spec = importlib.util.spec_from_file_location(_BLAS, path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules[_BLAS] = module
-        except Exception:   # noqa: BLE001 -- an optimisation only: numba does it its own way
-            pass
-    try:
-        cpu_target.target_context.refresh()
-    finally:
-        if "scipy.linalg" not in sys.modules:
-            sys.modules.pop(_BLAS, None)
-
-
 def _load_cached(sig):
     """Load step_many for `sig` from numba's cache; False if it is not there. (What
     Dispatcher.compile does on a cache hit, without compiling on a miss: the cached code is
-    read and linked once.)"""
+    read and linked once.)
+
+    numba's own cache hit first refreshes its CPU target: it imports and installs every
+    typing and lowering registry (numba.np.arraymath, linalg and so scipy.linalg, the typed
+    containers...), 0.3 s of a 1.3 s warm start on this machine class, all of it for
+    compiling. Linking code already compiled needs only numba's runtime (NRT), whose symbols
+    the code calls, so only that is set up here. A kernel compiled later in this process
+    refreshes the target itself, as ever."""
     step_many = _entry()
     if tuple(sig) in step_many.overloads:
         return True
     with global_compiler_lock:
-        _target_ready()
-        cres = step_many._cache.load_overload(sig, step_many.targetctx)
+        rtsys.initialize(step_many.targetctx)
+        cache = step_many._cache
+        cres = None
+        with cache._guard_against_spurious_io_errors():
+            cres = cache._load_overload(sig, step_many.targetctx)
         if cres is None:
             return False
         step_many.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
