@@ -1033,10 +1033,11 @@ def _lowest_z(shape, c, A):
     if "vertices" in shape:
         vertices = np.asarray(shape["vertices"])
     else:
+        scale = shape.get("scale", 1.0)   # one number, or one per axis
+        scale = tuple(scale) if isinstance(scale, (list, tuple)) else (float(scale),) * 3
         try:
             stat = os.stat(shape["file"])
-            vertices = _mesh_vertices(shape["file"], stat.st_mtime_ns, stat.st_size,
-                                      tuple(shape["scale"]))
+            vertices = _mesh_vertices(shape["file"], stat.st_mtime_ns, stat.st_size, scale)
         except Exception:  # noqa: BLE001 -- build_world reports an unreadable mesh
             return math.inf
     if len(vertices) == 0:

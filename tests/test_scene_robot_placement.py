@@ -139,6 +139,24 @@ def test_a_robot_whose_bare_base_holds_one_branch_hangs_from_it(tmp_path):
     assert "fixed base" in raw["description"]
 
 
+@pytest.mark.parametrize("scale, factor", [(None, 1.0), ("2 2 2", 2.0), ("1 1 3", 3.0)])
+def test_a_mesh_foot_rests_on_the_ground_whatever_its_scale(tmp_path, scale, factor):
+    """A link whose only geometry is a mesh (a 0.1 m cube, its bottom at -0.05 in its frame),
+    with no scale, one number for every axis or one per axis: its bottom rests on the
+    ground, which is at z = 0 of the file lifted by 0.05 * the z scale + 0.3 (the joint)."""
+    import trimesh
+
+    trimesh.creation.box((0.1, 0.1, 0.1)).export(tmp_path / "cube.stl")
+    scaled = f' scale="{scale}"' if scale else ""
+    text = ('<link name="base"/><link name="foot"><inertial><mass value="1"/><inertia '
+            'ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial><collision>'
+            f'<geometry><mesh filename="cube.stl"{scaled}/></geometry></collision></link>'
+            + joint("ankle", "base", "foot", "0 0 -0.3"))
+    raw = quiet(read_urdf, write(tmp_path, text), height=0.0)
+    foot = body(raw, "foot")
+    assert foot["pos"][2] == pytest.approx(0.05 * factor, abs=1e-6)
+
+
 def test_base_and_height_options_are_honoured(tmp_path):
     fixed = quiet(read_urdf, R2D2, fixed_base=True, height=0.5, ground=True)
     assert "fixed base" in fixed["description"] and "(it stands" not in fixed["description"]
