@@ -99,7 +99,20 @@ from .contact import (
 )
 from .jit import ENTRY, INLINE, KERNEL
 from .joint import BLOCK_ROWS, GROUP_HINGES, GROUP_INDEX
-from .motor import C0, C1, GAIN, I_MAX, J_ROTOR, K_EFF, M_CURRENT_LIMIT, P_MAX, RATE0
+from .motor import (
+    C0,
+    C1,
+    GAIN,
+    I_MAX,
+    J_ROTOR,
+    K_EFF,
+    M_CURRENT_LIMIT,
+    P_MAX,
+    RATE0,
+    U_FREE,
+    U_LIMIT,
+    U_RATE,
+)
 
 _JIT = KERNEL
 DYNAMIC = 1   # model.DYNAMIC (model.py imports this module's sizes; kept here against a cycle)
@@ -510,8 +523,12 @@ def _row_change(Jr, bx, body_comp, body_kind, k, a, b):
 @njit(**_JIT)
 def motor_saturated(coef, impulse, rate):
     """Whether a motor's impulse at the joint rate `rate` is beyond its torque limit or
-    needs more than its current limit (motor.solve_motors' two clamps)."""
+    needs more than its current limit (motor.solve_motors' two clamps), or an implicit
+    controller's voltage at that rate is beyond the supply (solve_motors' saturated piece)."""
     if abs(impulse) > coef[P_MAX] * (1.0 + 1e-9):
+        return True
+    if coef[U_RATE] > 0.0 and abs(coef[U_FREE] - coef[U_RATE] * rate) > coef[U_LIMIT] * (
+            1.0 + 1e-9):   # an implicit controller beyond the supply
         return True
     drive = impulse + coef[J_ROTOR] * (rate - coef[RATE0])
     return abs(drive) > coef[GAIN] * coef[I_MAX] * (1.0 + 1e-9)
@@ -857,7 +874,9 @@ def prepare_trees(model, state, work, contacts, T, settings):
                 p = model.motor_param[m]
                 at_limit = (abs(state.motor_torque[m]) * h >= work.motor_coef[m, P_MAX]
                             * (1.0 - 1e-9)) or (abs(state.motor_current[m])
-                                                >= p[M_CURRENT_LIMIT] * (1.0 - 1e-9))
+                                                >= p[M_CURRENT_LIMIT] * (1.0 - 1e-9)) or (
+                    work.motor_coef[m, U_RATE] > 0.0 and abs(state.motor_voltage[m])
+                    >= work.motor_coef[m, U_LIMIT] * (1.0 - 1e-9))
                 T.motor_folded[m] = not at_limit
     return refactor_trees(model, state, work, contacts, T, settings)
 

@@ -112,10 +112,10 @@ def _unpack_shipped(folder: Path) -> None:
     """Unpack the shipped kernels into the cache folder, once, each file only where the folder
     has none of that name (each written to a temporary name, then renamed: a process that
     reads the folder at the same time sees a whole file or none)."""
-    import tarfile
     archive = shipped_archive()
     if (folder / _UNPACKED).exists() or not archive.is_file():
         return
+    import tarfile  # (here, not at the top: 40 ms, and only a first run unpacks)
     with tarfile.open(archive, "r:xz") as tar:
         for member in tar.getmembers():
             if not member.isfile() or member.name.startswith("/") or (

@@ -88,6 +88,7 @@ Model = namedtuple("Model", [
                            #   voltage, current and torque limits (motor.py's columns)
     "motor_ctrl",          # (nmotor,) int64 controller: motor.CTRL_VOLTAGE, _POSITION, _VELOCITY
     "motor_gain",          # (nmotor, 2) kp (V per rad, m, or rad/s), kd (V per rad/s or m/s)
+    "motor_implicit",      # (nmotor,) bool the controller's rate term is implicit (motor.py)
     "motor_traj",          # (nmotor, MOTOR_TRAJ) set-point: kind, then its numbers (motor.py)
     "motor_key",           # (nkey, 2) keyframes (t, set-point) of every motor, in time order
     "motor_key_range",     # (nmotor, 2) int64 first keyframe row and count

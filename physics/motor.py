@@ -65,6 +65,21 @@ elbow was 0.17 rad off MuJoCo; carried with the projection, 0.005 rad (0.012 at 
 Controllers (control_motors) set u each step from the joint's coordinate q and rate w at the
 step's start (a digital controller sampled at the physics rate) and a set-point at its end: a
 PD on q, or a P on w with the back-EMF feed-forward K_t r w*, saturated at the supply.
+
+An implicit controller (model.motor_implicit; MuJoCo's implicitfast servos) takes its rate
+term at the end of the step instead: u = u0 - d w', d = kd (position) or kp (velocity), u0 the
+rest of the law at the step's start. Sampled, a rate gain d is a damper of impulse c w
+(c = lam d, lam = h r eta K_t (1 - e) / R the impulse per volt over the step) on the rate
+the step started with, w' = w - c w / k, which diverges once c > 2 k (k the row's effective
+mass): a 200 N m s/rad servo on a wrist of 0.001 kg m^2 at any usual dt. Implicit, it is
+part of the row,
+
+    P = c0 - c1 w',   c0 = ... + lam u0,   c1 = ... + lam d,
+
+stable at any gain, as the back-EMF is. At the supply's limit U (|u0 - d w'| > U) the row is
+the sampled one at u = +-U: c0 + lam (+-U - u0), c1 - lam d. P(w') is continuous and
+decreasing across the two pieces, so the solve takes the linear piece's solution and, where
+its voltage is beyond the limit, the saturated piece's.
 """
 import math
 
@@ -80,8 +95,11 @@ _JIT = KERNEL
  M_CURRENT_LIMIT, M_TORQUE_LIMIT, MOTOR_PARAMS) = range(10)
 # motor_coef columns: k (effective mass), c0, c1, largest impulse (torque limit), rate at the
 # step's start, h r eta K_t, J_r, the current limit, 1 / k and 1 / (1 + c1 / k) (the solve's
-# divisors as factors: they are on the chain of dependent operations from row to row)
-K_EFF, C0, C1, P_MAX, RATE0, GAIN, J_ROTOR, I_MAX, INV_K, RELAX, MOTOR_COEFS = range(11)
+# divisors as factors: they are on the chain of dependent operations from row to row); the
+# voltage u0 and its rate gain d (u = u0 - d w', d = 0 but for an implicit controller), the
+# supply's limit U and lam, the impulse per volt over the step
+(K_EFF, C0, C1, P_MAX, RATE0, GAIN, J_ROTOR, I_MAX, INV_K, RELAX, U_FREE, U_RATE, U_LIMIT,
+ LAMBDA, MOTOR_COEFS) = range(15)
 
 
 @njit(**_JIT)
@@ -184,9 +202,13 @@ def prepare_motors(model, state, work, settings):
         jr, rate = coef[J_ROTOR], coef[RATE0]
         e = math.exp(-h * R / L) if L > 0.0 else 0.0
         gain = h * r * eta * kt
-        coef[C0] = gain * (e * state.motor_current[m] + (1.0 - e) * state.motor_voltage[m] / R) \
+        coef[C0] = gain * (e * state.motor_current[m] + (1.0 - e) * coef[U_FREE] / R) \
             + jr * rate
         coef[C1] = gain * (1.0 - e) * kt * r / R + jr
+        coef[LAMBDA] = gain * (1.0 - e) / R
+        if coef[U_RATE] > 0.0:   # an implicit controller's rate term (the module's end)
+            coef[C1] += coef[LAMBDA] * coef[U_RATE]
+        coef[U_LIMIT] = p[M_VOLTAGE_LIMIT]
         coef[RELAX] = 1.0 / (1.0 + coef[C1] * coef[INV_K])
         coef[P_MAX] = h * p[M_TORQUE_LIMIT]
         coef[GAIN] = gain
@@ -233,6 +255,15 @@ def solve_motors(motor_joint, joint_type, joint_body, motor_coef, motor_row, mot
         old = motor_impulse[m]
         # old + (C0 - C1 rate - old) RELAX, with the rate (the chain from the last row) last
         new = (old + (coef[C0] - old) * coef[RELAX]) - (coef[C1] * coef[RELAX]) * rate
+        d = coef[U_RATE]
+        if d > 0.0:   # an implicit controller: beyond the supply, the saturated piece
+            u = coef[U_FREE] - d * (rate + (new - old) * coef[INV_K])
+            if abs(u) > coef[U_LIMIT]:
+                lam = coef[LAMBDA]
+                c0 = coef[C0] + lam * (math.copysign(coef[U_LIMIT], u) - coef[U_FREE])
+                c1 = coef[C1] - lam * d
+                relax = 1.0 / (1.0 + c1 * coef[INV_K])
+                new = (old + (c0 - old) * relax) - (c1 * relax) * rate
         # the current that impulse takes, the rotor spun up to the rate it leaves:
         # i' = (P + J_r (w' - w0)) / gain,  w' = rate + (P - old) / k
         jr, gain = coef[J_ROTOR], coef[GAIN]
@@ -276,6 +307,10 @@ def finish_motors(model, state, work, settings):
         state.motor_current[m] = current
         state.motor_torque[m] = work.motor_impulse[m] / h   # what the joint got
         state.motor_speed[m] = r * rate
+        d = work.motor_coef[m, U_RATE]
+        if d > 0.0:   # an implicit controller's voltage at the rate the step ended with
+            limit = work.motor_coef[m, U_LIMIT]
+            state.motor_voltage[m] = max(-limit, min(limit, work.motor_coef[m, U_FREE] - d * rate))
 
 
 # controllers (motor_ctrl): the voltage as set; PD on the joint's position; P on its rate with
@@ -312,17 +347,23 @@ def set_point(motor_traj, motor_key_range, keys, m, t):
 
 
 @njit(**_JIT)
-def control_motors(model, state, settings):
+def control_motors(model, state, settings, motor_coef):
     """Each controlled motor's voltage for this step, from the joint's coordinate and rate at
     the step's start and the set-point at its end, saturated at the supply:
         position:  u = kp (q* - q) + kd (w* - w)
         velocity:  u = kp (w* - w) + K_t r w*   (w* the set-point, a rate)
-    """
+    The voltage the step uses goes to motor_coef's U_FREE (and U_RATE = 0); an implicit
+    controller (model.motor_implicit) leaves its rate term, -d w with d = kd or kp, to the
+    solve instead (U_FREE = u0, U_RATE = d; the module's end), and state.motor_voltage is its
+    voltage at the step's start until finish_motors sets the one the step took."""
     t = state.time[0] + settings.dt
     traj, key_range, keys = model.motor_traj, model.motor_key_range, model.motor_key
     for m in range(model.motor_joint.shape[0]):
         mode = model.motor_ctrl[m]
+        coef = motor_coef[m]
+        coef[U_RATE] = 0.0
         if mode == CTRL_VOLTAGE:
+            coef[U_FREE] = state.motor_voltage[m]
             continue
         j = model.motor_joint[m]
         q, w = state.joint_coord[j], state.joint_vel[j]
@@ -331,8 +372,14 @@ def control_motors(model, state, settings):
         p = model.motor_param[m]
         if mode == CTRL_POSITION:
             u = kp * (target - q) + kd * (rate - w)
+            u0, d = kp * (target - q) + kd * rate, kd
         else:  # the set-point is a rate
             u = kp * (target - w) + p[M_KT] * p[M_GEAR] * target
+            u0, d = kp * target + p[M_KT] * p[M_GEAR] * target, kp
         state.motor_target[m] = target
         limit = p[M_VOLTAGE_LIMIT]
         state.motor_voltage[m] = max(-limit, min(limit, u))
+        if model.motor_implicit[m] and d > 0.0:
+            coef[U_FREE], coef[U_RATE] = u0, d
+        else:
+            coef[U_FREE] = state.motor_voltage[m]

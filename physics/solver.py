@@ -1377,7 +1377,7 @@ def step(model, state, work, contacts, trees, settings):
         trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
                      state.body_angvel, state.body_angmom, state.solver_stats,
                      TRACE_FOLLOW_GEOMETRY, settings)
-    control_motors(model, state, settings)
+    control_motors(model, state, settings, work.motor_coef)
     prepare_motors(model, state, work, settings)
     if trace:
         trace_motors(model.joint_body, model.motor_joint, state.motor_current,

@@ -736,7 +736,7 @@ class World:
         self._invalidate()
 
     def set_controller(self, joint, mode, *, kp=0.0, kd=0.0, target=0.0, sine=None,
-                       keyframes=None):
+                       keyframes=None, implicit=False):
         """Drive the motor on `joint` by a controller that sets its voltage every step,
         saturated at the motor's supply:
           mode "position": u = kp (q* - q) + kd (w* - w), q* the set-point (rad or m);
@@ -744,7 +744,10 @@ class World:
           mode "voltage": no controller (the voltage stays as set_voltage left it).
         The set-point is `target` (a constant), or `sine` = (offset, amplitude, frequency in
         Hz[, phase in rad]), or `keyframes` = [(t, value), ...] (times rising; linear between
-        them, held after the last). Takes effect at the next step."""
+        them, held after the last). The joint's rate w is the one at the step's start (a
+        digital controller sampled at the physics rate), or with `implicit` the one at its end,
+        solved with the step (MuJoCo's implicitfast servos: stable at any kd; motor.py). Takes
+        effect at the next step."""
         j = self._joint_index(joint)
         joint_ = self._joints[j]
         where = f"joint {joint_.name!r}"
@@ -787,7 +790,7 @@ class World:
             if not math.isfinite(t):
                 raise ValueError(f"{where}: target must be a finite number (got {target})")
             row[:2] = (TRAJ_CONSTANT, t)
-        joint_.controller = (modes[mode], tuple(gains), row, keys)
+        joint_.controller = (modes[mode], tuple(gains), row, keys, bool(implicit))
         joint_.held = None
         self.controllers_changed += 1
         self._invalidate()
@@ -836,15 +839,15 @@ class World:
         row = np.zeros(MOTOR_TRAJ)
         row[:3] = (TRAJ_CONSTANT, t, w)
         if joint_.controller is None:   # a voltage holds it: the set-point waits for it
-            mode, gains, _, _ = joint_.held
-            joint_.held = (mode, gains, row, ())
+            mode, gains, _, _, implicit = joint_.held
+            joint_.held = (mode, gains, row, (), implicit)
             return
-        mode, gains, _, keys = joint_.controller
+        mode, gains, _, keys, implicit = joint_.controller
         if keys:
-            joint_.controller = (mode, gains, row, ())
+            joint_.controller = (mode, gains, row, (), implicit)
             self._invalidate()
             return
-        joint_.controller = (mode, gains, row, keys)
+        joint_.controller = (mode, gains, row, keys, implicit)
         if self._model is not None:
             m = int(np.flatnonzero(self._model.motor_joint == j)[0])
             self._model.motor_traj[m] = row
@@ -960,6 +963,7 @@ class World:
             load_torque=np.array([ld.torque for ld in self._loads]).reshape(nl, 3),
             load_window=np.array([ld.window for ld in self._loads]).reshape(nl, 2),
             motor_joint=None, motor_param=None, motor_ctrl=None, motor_gain=None,
+            motor_implicit=None,
             motor_traj=None, motor_key=None, motor_key_range=None,
             **self._couplings(),
         )
@@ -974,7 +978,7 @@ class World:
         old = self._carry
         motored = [j for j, joint in enumerate(J) if joint.motor is not None]
         nm = len(motored)
-        ctrl = [J[j].controller or (CTRL_VOLTAGE, (0.0, 0.0), np.zeros(MOTOR_TRAJ), ())
+        ctrl = [J[j].controller or (CTRL_VOLTAGE, (0.0, 0.0), np.zeros(MOTOR_TRAJ), (), False)
                 for j in motored]
         key_count = [len(c[3]) for c in ctrl]
         key_first = np.concatenate([[0], np.cumsum(key_count)[:-1]]).astype(np.int64)
@@ -984,6 +988,7 @@ class World:
             motor_param=np.array([J[j].motor.row() for j in motored], float).reshape(nm, 9),
             motor_ctrl=np.array([c[0] for c in ctrl], np.int64).reshape(nm),
             motor_gain=np.array([c[1] for c in ctrl], float).reshape(nm, 2),
+            motor_implicit=np.array([c[4] for c in ctrl], np.bool_).reshape(nm),
             motor_traj=np.array([c[2] for c in ctrl], float).reshape(nm, MOTOR_TRAJ),
             motor_key=np.array(keys, float).reshape(len(keys), 2),
             motor_key_range=np.stack([key_first[:nm], np.array(key_count, np.int64)],

@@ -359,7 +359,8 @@ def build_world(
                 c = m.controller
                 if c is not None:
                     world.set_controller(joint.name, c.mode, kp=c.kp, kd=c.kd, target=c.target,
-                                         sine=c.sine, keyframes=c.keyframes)
+                                         sine=c.sine, keyframes=c.keyframes,
+                                         implicit=c.implicit)
     for i, joint in enumerate(spec.joints):
         if joint.mimic is not None:
             with _blame(source, f'joints[{i}] "{joint.name}"'):

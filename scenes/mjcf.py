@@ -84,6 +84,9 @@ What maps, and how:
                         adds into the same controller)
   velocity kv           volts are N m (K = R = b); controller "velocity": kp = kv g^2, target 0
                         (with a spring: "position", kp = k, kd = kv g^2, as at ctrl 0)
+  integrator implicit,  the servos' rate terms (kv) are implicit, as there: the controllers
+  implicitfast          are ``implicit`` (physics/motor.py; the implicit integrator's Coriolis
+                        derivatives are named in the warning)
   dcmotor R, K, te      resistance R, torque_constant K, inductance te R, gear_ratio g,
                         voltage_limit as for motor (its ctrl is the terminal voltage)
   no actuator           K / R = sqrt(b): R = 1, K = sqrt(b); damping alone (no armature, no
@@ -402,6 +405,9 @@ class _Reader:
         self.mj = mujoco
         self.m, self.d, self.source = m, d, source
         self.notes: list[str] = []
+        # MuJoCo's implicit integrators take the actuators' rate terms (kv) at the step's end
+        self.implicit_servos = int(m.opt.integrator) in (
+            int(mujoco.mjtIntegrator.mjINT_IMPLICIT), int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST))
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -879,6 +885,8 @@ class _Reader:
 
     def tendons(self, joints: list[dict]) -> None:
         """A limited fixed tendon of two hinges or slides, L = a q1 + b q2 within [lo, hi],
+            if self.implicit_servos and (kd > 0 or mode == "velocity"):
+                motor["controller"]["implicit"] = True
         becomes a coupling limit on q1 led by q2 (see the module); what else a tendon does is
         named. An unlimited fixed tendon without stiffness, damping, friction or armature puts
         no force in MuJoCo's dynamics (only an actuator on it would: named there): left out."""
@@ -1063,7 +1071,8 @@ class _Reader:
             k = int(getattr(m, attr, 0))
             if k:
                 self.note(f"{k} {what}{'s' if k > 1 else ''}")
-        if m.opt.integrator != int(mj.mjtIntegrator.mjINT_EULER):
+        if m.opt.integrator not in (int(mj.mjtIntegrator.mjINT_EULER),
+                                    int(mj.mjtIntegrator.mjINT_IMPLICITFAST)):
             self.note(f"the {mj.mjtIntegrator(m.opt.integrator).name[6:].lower()} integrator "
                       "(Sharnir steps its own way)")
         if m.opt.density or m.opt.viscosity or np.any(m.opt.wind):

@@ -538,13 +538,18 @@ class BodySpec(_Spec):
 
 class ControllerSpec(_Spec):
     """What sets a motor's voltage every step (World.set_controller): a PD on the joint's
-    coordinate, or a P on its rate; the set-point is `target`, `sine` or `keyframes`."""
+    coordinate, or a P on its rate; the set-point is `target`, `sine` or `keyframes`.
+    `implicit` takes the rate term at the step's end (MuJoCo's implicitfast servos)."""
     mode: Literal["position", "velocity"]
     kp: NonNegative = 0.0
     kd: NonNegative = 0.0
     target: Real = 0.0
     sine: tuple[Real, Real, Real] | tuple[Real, Real, Real, Real] | None = None
     keyframes: list[tuple[Real, Real]] | None = None
+    # the rate term (kd; kp of a velocity controller) on the joint's rate at the step's end,
+    # solved with the step (stable at any gain, as MuJoCo's implicitfast servos) instead of
+    # the rate at its start (a digital controller sampled at the physics rate)
+    implicit: StrictBool = False
 
     @model_validator(mode="after")
     def _one_set_point(self) -> "ControllerSpec":

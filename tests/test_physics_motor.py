@@ -328,3 +328,87 @@ def test_a_motor_without_a_controller_has_none_to_hand_back():
     world.set_voltage("axle", 1.0)
     world.set_controller("axle", "voltage")      # dropping the controller drops the held one
     assert world.motor_modes == (("voltage", False),)
+
+
+def _implicit_axle(kd, implicit, articulation="sweep", voltage_limit=math.inf, w0=10.0):
+    """A free wheel (I_LOAD, no gravity, no friction) spinning at w0 under a motor (K, R, no
+    inductance or rotor, gear 1) whose position controller has kp = 0: only its rate term
+    u = -kd w acts, with the back-EMF: torque (K / R) (u - K w)."""
+    world = World(dt=0.001, gravity=(0.0, 0.0, 0.0), iterations=50, tolerance=1e-14,
+                  articulation=articulation)
+    world.add_body("wheel", Box((0.1, 0.1, 0.1)), mass=1.0, inertia=(I_LOAD,) * 3,
+                   angvel=(0.0, 0.0, w0))
+    world.add_joint("axle", "revolute", "world", "wheel", axis=(0.0, 0.0, 1.0))
+    world.add_motor("axle", DCMotor(resistance=1.0, torque_constant=0.1,
+                                    voltage_limit=voltage_limit))
+    world.set_controller("axle", "position", kp=0.0, kd=kd, implicit=implicit)
+    return world
+
+
+@pytest.mark.parametrize("articulation", ["sweep", "tree"])
+def test_an_implicit_rate_gain_damps_as_implicit_euler_at_any_gain(articulation):
+    """Implicit, I (w' - w) = -h (K / R) (kd + K) w': w_n = w0 / (1 + h c / I)^n with
+    c = K (kd + K) / R. At kd = 5000 V s/rad, h c / I = 50: the sampled controller's
+    w' (1 + h K^2 / (R I)) = w (1 - h K kd / (R I)) multiplies the rate by -49/2 a step."""
+    h, K, R, kd = 0.001, 0.1, 1.0, 5000.0
+    a = h * K * (kd + K) / R / I_LOAD
+    world = _implicit_axle(kd, True, articulation)
+    rates = []
+    for _ in range(20):
+        world.step(1)
+        rates.append(world.joint_vel[0])
+    expected = 10.0 / (1.0 + a) ** np.arange(1, 21)
+    np.testing.assert_allclose(rates, expected, rtol=1e-9, atol=1e-12)
+    # the voltage the step took: u = -kd w'
+    assert world.motor_state["voltage"][0] == pytest.approx(-kd * rates[-1], rel=1e-9)
+    sampled = _implicit_axle(kd, False, articulation)
+    sampled.step(1)
+    w1 = sampled.joint_vel[0]
+    sampled.step(2)
+    factor = (1.0 - h * K * kd / (R * I_LOAD)) / (1.0 + h * K * K / (R * I_LOAD))
+    assert sampled.joint_vel[0] == pytest.approx(w1 * factor ** 2, rel=1e-9)
+
+
+@pytest.mark.parametrize("articulation", ["sweep", "tree"])
+def test_an_implicit_rate_gain_saturates_at_the_supply(articulation):
+    """At the supply U the torque is (K / R)(-U - K w'): w' = (w - h K U / (R I)) / (1 + h K^2
+    / (R I)) while kd w' > U, then the implicit decay above. Each step is worked out as the
+    solve must: the linear piece, and where its voltage is beyond U, the saturated one."""
+    h, K, R, kd, U = 0.001, 0.1, 1.0, 50.0, 12.0
+    world = _implicit_axle(kd, True, articulation, voltage_limit=U, w0=20.0)
+    w, expected, voltages = 20.0, [], []
+    for _ in range(400):
+        linear = w / (1.0 + h * K * (kd + K) / (R * I_LOAD))
+        if kd * linear > U:
+            w = (w - h * K * U / (R * I_LOAD)) / (1.0 + h * K * K / (R * I_LOAD))
+            voltages.append(-U)
+        else:
+            w = linear
+            voltages.append(-kd * w)
+        expected.append(w)
+    rates, volts = [], []
+    for _ in range(400):
+        world.step(1)
+        rates.append(world.joint_vel[0])
+        volts.append(world.motor_state["voltage"][0])
+    assert voltages[0] == -U and voltages[-1] > -U     # both pieces are crossed
+    np.testing.assert_allclose(rates, expected, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(volts, voltages, rtol=1e-8, atol=1e-9)
+
+
+def test_an_implicit_controller_comes_from_the_scene_file(tmp_path):
+    path = tmp_path / "servo.toml"
+    path.write_text(
+        '[world]\ndt = 0.001\ngravity = [0, 0, 0]\n'
+        '[[bodies]]\nname = "wheel"\nmass = 1.0\ninertia = [0.01, 0.01, 0.01]\n'
+        'angvel = [0, 0, 10]\nshape = { type = "box", half_extents = [0.05, 0.05, 0.05] }\n'
+        '[[joints]]\nname = "axle"\ntype = "revolute"\nbody_a = "world"\nbody_b = "wheel"\n'
+        'axis = [0, 0, 1]\n'
+        '[joints.motor]\nresistance = 1.0\ntorque_constant = 0.1\n'
+        '[joints.motor.controller]\nmode = "position"\nkd = 5000.0\nimplicit = true\n')
+    from sharnir.scenes import load_scene
+
+    world = load_scene(path)
+    world.step(5)
+    a = 0.001 * 0.1 * 5000.1 / 0.01
+    assert world.joint_vel[0] == pytest.approx(10.0 / (1.0 + a) ** 5, rel=1e-9)
