@@ -501,13 +501,23 @@ class Mesh(Hull):
                     wound): the mass properties are then the solid's (trimesh's
                     mass_properties, density 1); otherwise they are the hull's, and the loader
                     warns where a body's mass comes from them
+
+    A mesh only drawn (`drawn_only`: a visual) may be flat, a cloth or a decal: its hull,
+    which then only bounds the view, is given a thickness of FLAT_VISUAL_THICKNESS times its
+    extent along each direction it has none in.
     """
 
-    def __init__(self, vertices, faces, *, source=None):
+    def __init__(self, vertices, faces, *, source=None, drawn_only=False):
         import trimesh
 
         pts = np.asarray(vertices, dtype=float)
-        super().__init__(np.unique(pts, axis=0) if pts.ndim == 2 else pts, source=source)
+        unique = np.unique(pts, axis=0) if pts.ndim == 2 else pts
+        try:
+            super().__init__(unique, source=source)
+        except ValueError:
+            if not (drawn_only and pts.ndim == 2 and len(unique) >= 3):
+                raise
+            super().__init__(_thickened(unique), source=source)
         tris = np.asarray(faces, dtype=np.int64)
         if tris.ndim != 2 or tris.shape[1] != 3 or len(tris) == 0:
             raise ValueError(f"mesh faces must be rows of 3 vertex indices (got shape "
@@ -526,10 +536,10 @@ class Mesh(Hull):
                                        float(np.max(pts.max(axis=0) - pts.min(axis=0))))
 
     @classmethod
-    def from_file(cls, path, scale=1.0):
+    def from_file(cls, path, scale=1.0, drawn_only=False):
         """The mesh of a file trimesh can read, each vertex multiplied by `scale` (a number or
         one per axis); ValueError naming the file if it cannot be read, holds no triangles or
-        is flat."""
+        is flat (but `drawn_only`, see the class)."""
 
         s = np.asarray(scale, dtype=float).reshape(-1)
         if s.shape not in ((1,), (3,)) or not (np.all(np.isfinite(s)) and np.all(s != 0.0)):
@@ -543,7 +553,7 @@ class Mesh(Hull):
         if np.prod(np.sign(np.broadcast_to(s, 3))) < 0.0:
             faces = faces[:, ::-1]   # mirrored: the winding turns too (normals stay outward)
         try:
-            return cls(verts * s, faces, source=path)
+            return cls(verts * s, faces, source=path, drawn_only=drawn_only)
         except ValueError as exc:
             raise ValueError(f"mesh file {path}: {exc}") from None
 
@@ -554,6 +564,23 @@ class Mesh(Hull):
         where = f" from {self.source!r}" if self.source else ""
         return (f"Mesh({len(self.mesh_vertices)} vertices, {len(self.mesh_faces)} faces, "
                 f"hull of {len(self.vertices)}{where})")
+
+
+FLAT_VISUAL_THICKNESS = 1e-4   # a flat drawn mesh's hull, relative to its extent
+
+
+def _thickened(points):
+    """The points (n, 3) and copies moved by FLAT_VISUAL_THICKNESS x the extent along each
+    principal direction in which the cloud is flat (a plane: one, a line: two)."""
+    centred = points - points.mean(axis=0)
+    _, _, axes = np.linalg.svd(centred, full_matrices=False)
+    extent = float(np.max(points.max(axis=0) - points.min(axis=0)))
+    out = points
+    for axis in axes:
+        spread = np.ptp(centred @ axis)
+        if spread < FLAT_VISUAL_THICKNESS * extent:
+            out = np.vstack([out, out + FLAT_VISUAL_THICKNESS * extent * axis])
+    return out
 
 
 MAX_MESH_BYTES = 256 << 20   # a mesh file larger than this is refused before it is read

@@ -279,8 +279,9 @@ def build_world(
         with _blame(source, f"bodies[{i}] {quoted(body.name)}"):
             notes: list = []
             shape = _make_shape(physics, body.shape, meshes, notes=notes)
-            visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape"), v.pos,
-                        v.quat, v.rgba) for k, v in enumerate(body.visuals)]
+            visuals = [(_make_shape(physics, v.shape, meshes, f"visuals.{k}.shape",
+                                    drawn_only=True), v.pos, v.quat, v.rgba)
+                       for k, v in enumerate(body.visuals)]
             visuals = visuals or _drawn(shape)   # a decomposed mesh is drawn as written
             for name, done, note in notes:
                 if done:
@@ -604,11 +605,13 @@ def _blame(source: str, entry: str) -> Iterator[None]:
 
 
 def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = None,
-                field: str = "shape", notes: list | None = None) -> Any:
+                field: str = "shape", notes: list | None = None,
+                drawn_only: bool = False) -> Any:
     """The physics shape of a spec; a hull or compound that the engine refuses (an unreadable
     or flat mesh) raises ValueError naming the ``field``. A mesh with ``decompose`` is its
     convex decomposition (scenes/decompose.py), or the mesh where it is not decomposed;
-    `notes` gets (mesh name, decomposed, note) where the decomposition says something."""
+    `notes` gets (mesh name, decomposed, note) where the decomposition says something. A
+    `drawn_only` mesh (a visual) may be flat (physics.shape.Mesh)."""
     if shape is None:
         return None
     meshes = {} if meshes is None else meshes
@@ -632,13 +635,14 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
         try:
             if shape.file is not None:
                 scale = shape.scale
-                key = ("mesh", shape.file, scale)
+                key = ("mesh", shape.file, scale, drawn_only)
                 if key not in meshes:
-                    meshes[key] = Mesh.from_file(shape.file, scale=scale)
+                    meshes[key] = Mesh.from_file(shape.file, scale=scale, drawn_only=drawn_only)
                 mesh = meshes[key]
             else:
                 s = np.asarray(shape.scale, dtype=float)
-                mesh = Mesh(np.asarray(shape.vertices, dtype=float) * s, shape.faces)
+                mesh = Mesh(np.asarray(shape.vertices, dtype=float) * s, shape.faces,
+                            drawn_only=drawn_only)
         except ValueError as exc:
             which = "file" if shape.file is not None else "vertices"
             raise ValueError(f'field "{field}.{which}": {exc}') from None

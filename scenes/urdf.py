@@ -31,8 +31,9 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   massless root of a fixed-base robot is the fixed world (a static body when it has
   geometry); a root link named "world" always is. Any other massless link gets a small mass
   (1 % of the lightest link's, inertia from its geometry or a 5 cm ball), listed in the warning.
-  Principal moments below 1e-6 of the link's largest (zero in the file) are raised to that
-  (all zero: to those of a 1 cm ball), listed in the warning.
+  Principal moments below 1e-6 of the link's largest (zero in the file), or below the mass
+  times (1 mm)^2 (a radius of gyration of 1 mm: iCub's ankle has 1e-20 kg m^2), are raised
+  to that (all zero: to those of a 1 cm ball), listed in the warning.
 * joints: revolute -> revolute with its limits, continuous -> revolute without, prismatic ->
   prismatic with its limits (lower = upper: a locked joint, made fixed, listed), fixed ->
   the child merged into its parent (merge_fixed, default: masses, centres and inertias added
@@ -108,6 +109,8 @@ MOTOR_SPEED = 600.0      # rad/s, the motor's no-load speed at the supply
 LOOP_TAU = 0.05          # s, the position loop's time constant
 MASSLESS_SHARE = 0.01    # a massless link's mass, as a share of the lightest link's
 MOMENT_FLOOR = 1e-6      # principal moments below this share of the largest are raised
+GYRATION_FLOOR_M = 1e-3  # and all of them to mass * this^2 (a radius of gyration of 1 mm: a
+#                          link of 0.5 kg with moments of 1e-20 kg m^2 is a file's slip)
 BASE_CONTACT_M = 0.005   # m: a part this close to the lowest point is what the robot stands on
 ROBOT_GROUP = 2
 ALL_GROUPS = 2**62 - 1
@@ -522,7 +525,9 @@ class _Reader:
         """(the mesh file, or None; a description of where it was looked for; the ROS
         package folder it was found in by the package.xml rule, or None)."""
         if uri.startswith("package://"):
-            name, _, rest = uri[len("package://"):].partition("/")
+            # (package:///NAME/rest, as TALOS's files write it, names the package NAME: the
+            # path after package:// is joined to a package folder, as pinocchio does)
+            name, _, rest = uri[len("package://"):].lstrip("/").partition("/")
             places = list(self.packages(name))
             for folder, declared in places:
                 if _is_file(folder / rest):
@@ -920,7 +925,8 @@ class _Builder:
                       "overflow (a position, mass or inertia too large, its merged links' "
                       "included)")
         top = max(float(np.max(moments)), 0.0)
-        floor = MOMENT_FLOOR * top if top > 0 else 0.4 * mass * 0.01**2
+        floor = max(MOMENT_FLOOR * top, mass * GYRATION_FLOOR_M**2) if top > 0 else \
+            0.4 * mass * 0.01**2
         if np.any(moments < floor):
             self.notes.add("principal moments raised to a floor (zero or tiny in the file)",
                            f'"{name}"')

@@ -574,6 +574,23 @@ def test_massless_links_get_a_small_mass_and_one_warning_naming_them(tmp_path):
     assert masses == {"base": 3.0, "ghost1": 0.03, "ghost2": 0.03}
 
 
+def test_tiny_principal_moments_are_raised_to_a_1_mm_radius_of_gyration(tmp_path):
+    """iCub's ankle: 0.5 kg with moments of 1e-20 kg m^2 (a radius of gyration of 1e-10 m).
+    Raised to mass * (1 mm)^2 = 5e-7, and named; a link with its own moments kept."""
+    text = """
+<link name="base"><inertial><mass value="3"/><inertia ixx="0.1" iyy="0.1" izz="0.1"/></inertial>
+</link>
+<link name="ankle"><inertial><mass value="0.5"/><inertia ixx="1e-20" iyy="1e-20" izz="2e-20"/>
+</inertial></link>
+<joint name="j1" type="continuous"><parent link="base"/><child link="ankle"/></joint>
+"""
+    with pytest.warns(UrdfWarning, match='principal moments raised to a floor.*"ankle"'):
+        raw = read_urdf(write(tmp_path, text), motors=False)
+    inertia = {b["name"]: b["inertia"] for b in raw["bodies"]}
+    assert inertia["ankle"] == pytest.approx([5e-7] * 3)
+    assert inertia["base"] == pytest.approx([0.1] * 3)
+
+
 def test_a_root_link_named_world_is_the_world(tmp_path):
     text = """
 <link name="world"/>
@@ -719,6 +736,26 @@ def test_pybullets_ball_joints_loose_declarations_and_package_folders_load(tmp_p
     world = build_world(spec)
     world.run(10)
     assert np.isfinite(world.body_pos).all()
+
+
+def test_a_package_uri_with_three_slashes_names_the_package_after_them(tmp_path):
+    """TALOS (example-robot-data) writes package:///example-robot-data/robots/...: the
+    package is the first folder after the slashes, as pinocchio reads it."""
+    import trimesh
+
+    meshes = tmp_path / "parts" / "meshes"
+    meshes.mkdir(parents=True)
+    trimesh.creation.icosphere(radius=0.05).export(meshes / "ball.stl")
+    robots = tmp_path / "parts" / "robots"
+    robots.mkdir()
+    path = robots / "robot.urdf"
+    path.write_text('<robot name="t">' + BALL_LINKS.replace("package://parts",
+                                                             "package:///parts")
+                    + "</robot>\n")
+    spec = read_scene(path)
+    head = next(b for b in spec.bodies if b.name == "head")
+    [part] = head.shape.parts        # (a compound: the link's frame is not its inertial's)
+    assert part.shape.type == "mesh" and Path(part.shape.file) == meshes / "ball.stl"
 
 
 def test_a_missing_package_is_still_one_clear_error(tmp_path):

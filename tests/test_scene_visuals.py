@@ -164,6 +164,28 @@ def test_mesh_visual_file_is_written_relative_and_reads_back(tmp_path):
     np.testing.assert_allclose(p, [0.0, 0.0, 0.3])
 
 
+def test_a_flat_visual_mesh_is_drawn_and_a_flat_collision_mesh_is_refused(tmp_path):
+    """PyBullet's cloth_z_up: a flat sheet drawn over a box. Its own triangles are drawn;
+    as a collision shape a sheet has no volume and is refused, naming the field."""
+    (tmp_path / "sheet.obj").write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                                        "f 1 2 3\nf 1 3 4\n")
+    scene = tmp_path / "s.toml"
+    scene.write_text('bodies = [{ name = "b", density = 1.0, shape = { type = "box", '
+                     'half_extents = [0.5, 0.5, 0.1] }, visuals = [{ shape = { type = "mesh", '
+                     'file = "sheet.obj" } }] }]\n')
+    world = build_world(read_scene(scene))
+    [(sheet, _, _, _)] = world.body_visuals[1]
+    vertices, faces = sheet.surface()
+    assert len(faces) == 2 and np.ptp(vertices[:, 2]) == 0.0     # drawn as it is: flat
+    table = DrawTable(world.body_shapes, world.body_visuals)
+    assert len(table.instances(world.body_pos, world.body_quat)) > 0
+    flat = tmp_path / "flat.toml"
+    flat.write_text('bodies = [{ name = "b", density = 1.0, shape = { type = "mesh", '
+                    'file = "sheet.obj" } }]\n')
+    with pytest.raises(SceneError, match=r'field "shape.file": .*coplanar'):
+        build_world(read_scene(flat))
+
+
 def test_a_visual_mesh_that_is_missing_in_a_scene_file_is_an_error(tmp_path):
     scene = tmp_path / "s.toml"
     scene.write_text('bodies = [{ name = "b", density = 1.0, shape = { type = "sphere", '
