@@ -879,14 +879,14 @@ class _Reader:
         if kp > 0 or kd > 0:
             motor["controller"] = {"mode": mode, "kp": kp / volts, "kd": kd / volts,
                                    "target": target}
+            if self.implicit_servos and (kd > 0 or mode == "velocity"):
+                motor["controller"]["implicit"] = True
         return motor
 
     # --- tendons -------------------------------------------------------------
 
     def tendons(self, joints: list[dict]) -> None:
         """A limited fixed tendon of two hinges or slides, L = a q1 + b q2 within [lo, hi],
-            if self.implicit_servos and (kd > 0 or mode == "velocity"):
-                motor["controller"]["implicit"] = True
         becomes a coupling limit on q1 led by q2 (see the module); what else a tendon does is
         named. An unlimited fixed tendon without stiffness, damping, friction or armature puts
         no force in MuJoCo's dynamics (only an actuator on it would: named there): left out."""
