@@ -8,7 +8,9 @@ an output that cannot be written -- is one ``sharnir: error:`` message on stderr
 and exit status 2, never a traceback.
 
 ``sharnir SCENE --screenshot OUT.png [--frames N]`` renders the scene after N
-frames headless (EGL, no display needed) into a PNG and exits.
+frames headless (EGL, no display needed) into a PNG and exits.  ``sharnir run SCENE --video
+OUT.mp4`` also renders the run into a video, and ``sharnir replay RUN.npz --video OUT.mp4``
+renders a recording of ``--npz`` (app.film, render.video).
 
 Without a command, ``sharnir`` (or ``sharnir SCENE``) opens the desktop app
 (`app.window`) on scenes/door.toml (or SCENE); without a display that is one error
@@ -84,7 +86,16 @@ outputs:
           motor_current, motor_torque, motor_speed (steps, nmotor) each;
           joint_reaction (steps, njoint, 6): fx, fy, fz, tx, ty, tz as in
           the CSV; contact_bodies (nsensor,) and contact_force
-          (steps, nsensor, 6) as in the CSV
+          (steps, nsensor, 6) as in the CSV; for 'sharnir replay': run_info
+          (a JSON text: the scene file, the --set overrides, the asset
+          folders, the robot options, dt, --every) and the state the run
+          started from, initial_t, initial_body_pos (nbody, 3),
+          initial_body_quat (nbody, 4), initial_joint_sliding (njoint,)
+  --video the run drawn headless (EGL) into OUT.mp4 (H.264; also .gif, .mkv,
+          .mov, .webm), --fps frames a second (default 30), each frame
+          --speed simulated seconds after the one before times 1/fps
+          (default 1: real time; 0.25: four times slower), --size WxH
+          (default 640x480); needs PyAV: pip install 'sharnir[video]'
   --json  the summary as one JSON object on the last line of stdout (a number
           that is not finite is written as null)
   Outputs are written whole or not at all; missing folders are created.
@@ -107,10 +118,11 @@ examples:
   sharnir run scenes/door.toml --csv out/door.csv
   sharnir run scenes/door.toml --set joints.hinge.friction=35 --json
   sharnir run scenes/chain.toml --duration 2 --iterations 40
+  sharnir run door --duration 2 --video door.mp4
 """
 
 
-COMMANDS = ("run", "convert", "schema")
+COMMANDS = ("run", "convert", "schema", "replay", "sweep")
 
 
 class CliError(Exception):
@@ -199,6 +211,10 @@ def _parser():
                           "physics/checkpoint.py) to continue from it with --state-in")
     run.add_argument("--json", action="store_true",
                      help="also print the summary as one JSON object on the last line of stdout")
+    run.add_argument("--video", metavar="OUT.mp4",
+                     help="also render the run into a video (.mp4, .gif, .mkv, .mov, .webm; "
+                          "needs PyAV: pip install 'sharnir[video]')")
+    _video_options(run)
     _asset_root_option(run)
     _robot_options(run)
     _strict_option(run)
@@ -218,6 +234,24 @@ def _parser():
     _asset_root_option(convert)
     _robot_options(convert)
     _strict_option(convert)
+    replay = commands.add_parser(
+        "replay",
+        help="render a recording of 'sharnir run --npz' into a video",
+        description="Render the body poses recorded by 'sharnir run SCENE --npz RUN.npz' into "
+                    "a video,\nthe bodies' shapes read from the scene the recording names.",
+        epilog="example:\n  sharnir run door --npz door.npz\n"
+               "  sharnir replay door.npz --video door.mp4 --speed 0.5",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.set_defaults(handler=_replay, list=False, scene=None)
+    replay.add_argument("recording", metavar="RUN.npz", help="a recording of 'sharnir run --npz'")
+    replay.add_argument("--video", metavar="OUT.mp4", required=True,
+                        help="the video to write (.mp4, .gif, .mkv, .mov, .webm)")
+    replay.add_argument("--scene", metavar="SCENE", dest="replay_scene",
+                        help="the scene the recording was made from (default: the one it "
+                             "names; needed for a recording of an older sharnir)")
+    _video_options(replay)
+    _asset_root_option(replay)
     schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of scene files (for editors)",
@@ -228,6 +262,9 @@ def _parser():
     schema.set_defaults(handler=_schema, list=False, scene=None)
     schema.add_argument("output", metavar="OUT.json", nargs="?",
                         help="write the schema here instead of stdout")
+    from sharnir.app.sweep import add_sweep_command  # (nothing heavier than this module)
+
+    add_sweep_command(commands)
     return parser
 
 
@@ -274,6 +311,54 @@ def _robot(args):
     """The robot options (scenes.loader.robot_options) of --base, --height and --decompose."""
     return {"fixed_base": None if args.base is None else args.base == "fixed",
             "height": args.height, "decompose": True if args.decompose else None}
+
+
+def _video_options(parser):
+    parser.add_argument("--fps", type=_video_fps, metavar="N",
+                        help="video frames per second (default 30)")
+    parser.add_argument("--size", type=_picture_size, metavar="WxH",
+                        help="video size in pixels (default 640x480)")
+    parser.add_argument("--speed", type=_video_speed, metavar="X",
+                        help="simulated seconds per second of video (default 1; 0.25: "
+                             "four times slower)")
+
+
+def _video_fps(text):
+    from sharnir.render.video import MAX_FPS  # (numpy only)
+
+    value = _whole_number(text, 1)
+    if value > MAX_FPS:
+        raise argparse.ArgumentTypeError(f"must be {MAX_FPS} or less (got {text})")
+    return value
+
+
+def _video_speed(text):
+    from sharnir.app.film import SPEED_RANGE
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and SPEED_RANGE[0] <= value <= SPEED_RANGE[1]):
+        raise argparse.ArgumentTypeError(f"must be from {SPEED_RANGE[0]:g} to "
+                                         f"{SPEED_RANGE[1]:g} (got {text})")
+    return value
+
+
+def _video_settings(args):
+    """(fps, (width, height), speed) of --fps, --size and --speed; CliError when they are
+    given without --video."""
+    from sharnir.app.film import DEFAULT_SIZE
+    from sharnir.render.video import DEFAULT_FPS
+
+    if args.video is None:
+        given = [f"--{name}" for name in ("fps", "size", "speed")
+                 if getattr(args, name) is not None]
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise CliError(f"{' and '.join(given)} only {verb} with --video")
+    return (args.fps or DEFAULT_FPS, args.size or DEFAULT_SIZE,
+            1.0 if args.speed is None else args.speed)
 
 
 def _strict_option(parser):
@@ -452,6 +537,7 @@ def _schema(args):
 def _run(args):
     from sharnir.physics import CheckpointError, SimulationError  # (loads numba: not for --help)
 
+    fps, size, speed = _video_settings(args)
     spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     world = build_world(spec, dt=args.dt, iterations=args.iterations, budget_ms=args.budget_ms,
                         source=args.scene)
@@ -480,11 +566,20 @@ def _run(args):
         npz_file = outputs.enter_context(_atomic_output(args.npz, text=False)) if args.npz else None
         state_file = (outputs.enter_context(_atomic_output(args.state_out, text=False))
                       if args.state_out else None)
+        video = outputs.enter_context(_film_output(args, world, size, fps)) if args.video \
+            else None
+        initial = _initial_arrays(world) if npz_file is not None else {}
         _warm_up(world)
         progress = _Progress(sys.stderr)
+        chunk, report = math.ceil(steps / PROGRESS_CHUNKS), progress
+        if video is not None:   # the same run, in chunks that stop at every frame's step
+            from sharnir.app.film import RunFilm
+
+            film = RunFilm(world, steps, fps, speed, report=progress)
+            chunk, report = film.chunk, film.progress
         try:
-            rec = world.run(steps, record_bodies=npz_file is not None,
-                            chunk=math.ceil(steps / PROGRESS_CHUNKS), progress=progress)
+            rec = world.run(steps, record_bodies=npz_file is not None, chunk=chunk,
+                            progress=report)
         except SimulationError as exc:
             progress.abandon()
             raise CliError(str(exc)) from None
@@ -495,13 +590,65 @@ def _run(args):
         if csv_file is not None:
             _write_csv(csv_file, world, rec, args.every, args.float32)
         if npz_file is not None:
-            _write_npz(npz_file, world, rec, args.every, args.float32)
+            _write_npz(npz_file, world, rec, args.every, args.float32,
+                       {**initial, "run_info": _run_info(args, world)} if initial else None)
+        if video is not None:
+            _write_video(video, film.frames, args.video, fps)
         if state_file is not None:
             world.save_state().write(state_file)
     summary = _summary(args.scene, world, rec)
     print(_format_summary(summary))
     if args.json:
         print(json.dumps(_json_ready(summary), allow_nan=False))
+    return 0
+
+
+def _film_output(args, world, size, fps):
+    from sharnir.app.film import FilmOutput, world_drawing
+    from sharnir.render import RenderError
+
+    try:
+        return FilmOutput(args.video, world_drawing(world), size, fps)
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _write_video(video, frames, path, fps):
+    from sharnir.render import RenderError
+
+    try:
+        width, height = video.write(frames, progress=_Progress(sys.stderr, "frames"))
+    except RenderError as exc:
+        raise CliError(str(exc)) from None
+    print(f"sharnir: wrote {path} ({len(frames)} frames, {width}x{height}, {fps} fps)",
+          file=sys.stderr)
+
+
+def _initial_arrays(world):
+    from sharnir.app.film import initial_arrays
+
+    return initial_arrays(world)
+
+
+def _run_info(args, world):
+    from sharnir.app.film import run_info
+
+    return run_info(args, world)
+
+
+def _replay(args):
+    from sharnir.app.film import ReplayError, replay_video
+    from sharnir.render import RenderError
+
+    fps, size, speed = _video_settings(args)
+    try:
+        frames, (width, height) = replay_video(
+            args.recording, args.video, scene=args.replay_scene, asset_roots=args.asset_roots,
+            fps=fps, size=size, speed=speed, progress=_Progress(sys.stderr, "frames"))
+    except (ReplayError, RenderError) as exc:
+        raise CliError(str(exc)) from None
+    print(f"sharnir: wrote {args.video} ({frames} frames, {width}x{height}, {fps} fps)",
+          file=sys.stderr)
     return 0
 
 
@@ -522,8 +669,9 @@ class _Progress:
 
     WIDTH = 30
 
-    def __init__(self, stream):
+    def __init__(self, stream, unit="steps"):
         self.stream = stream
+        self.unit = unit
         self.live = stream.isatty()
         self.lines_done = 0
         self.open_bar = False  # a bar is drawn and its line not yet ended
@@ -534,12 +682,13 @@ class _Progress:
             filled = self.WIDTH * done // total
             bar = "#" * filled + "-" * (self.WIDTH - filled)
             end = "\n" if done == total else ""
-            self.stream.write(f"\r[{bar}] {100 * done // total:3d}%  {done}/{total} steps{end}")
+            self.stream.write(f"\r[{bar}] {100 * done // total:3d}%  {done}/{total} "
+                              f"{self.unit}{end}")
         else:
             reached = PROGRESS_LINES * done // total
             if reached > self.lines_done:
                 self.lines_done = reached
-                self.stream.write(f"{100 * done // total:3d}%  {done}/{total} steps\n")
+                self.stream.write(f"{100 * done // total:3d}%  {done}/{total} {self.unit}\n")
         self.stream.flush()
 
     def abandon(self):
@@ -620,7 +769,7 @@ def _write_csv(handle, world, rec, every=1, single=False):
     writer.writerows(zip(*columns))
 
 
-def _write_npz(handle, world, rec, every=1, single=False):
+def _write_npz(handle, world, rec, every=1, single=False, extra=None):
     rows = _kept(every, len(rec.t))
     rec = _decimated(rec, rows, np.float32 if single else None)
     np.savez(
@@ -643,6 +792,7 @@ def _write_npz(handle, world, rec, every=1, single=False):
         joint_reaction=rec.joint[:, :, REACTION_FIRST:REACTION_FIRST + len(REACTION_CHANNELS)],
         contact_bodies=np.array([world.body_names[i] for i in rec.contact_bodies], dtype=str),
         contact_force=rec.contact,
+        **(extra or {}),   # what 'sharnir replay' reads (app.film)
     )
 
 

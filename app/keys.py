@@ -31,6 +31,7 @@ SHORTCUTS = {
     key.MINUS: "slower",
     key.NUM_SUBTRACT: "slower",
     key.F1: "toggle_help",
+    key.F9: "toggle_recording",
     key.F12: "screenshot",
 }
 
@@ -40,7 +41,7 @@ CTRL_SHORTCUTS = {
 }
 
 # Keys that act even while a panel text field has the keyboard.
-ALWAYS_ACTIVE = frozenset({key.F1, key.F12})
+ALWAYS_ACTIVE = frozenset({key.F1, key.F9, key.F12})
 
 HELP = (
     ("Space", "pause / resume the simulation"),
@@ -66,6 +67,8 @@ HELP = (
               "halving (also the keypad's + and -); the panel's speed slider sets any value "
               "between"),
     ("F1", "show / hide this help"),
+    ("F9", "start / stop recording the 3D view to a video (MP4, in the current folder; "
+           "needs PyAV: pip install 'sharnir[video]')"),
     ("F12", "save a screenshot (PNG, with the panel) in the current folder"),
     ("Escape", "leave a text field, close a dialog or this help (never quits)"),
     ("Ctrl+Q / close button", "stop the simulation and quit"),

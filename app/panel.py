@@ -154,6 +154,7 @@ class PanelState:
     robot_for: tuple = (None, -1)                       # (file, run) the robot fields are of
     robot_base: bool | None = None                      # the Robot section's choices
     robot_height: float = 0.0
+    sweeps: object = None                               # app.sweeps_window.SweepsState
 
     def __setattr__(self, name, value):
         if name == "note":  # every note set (even the same text again) is shown afresh
@@ -621,6 +622,10 @@ def draw_scene(snapshot, send, state):
         _note(state, request_reload(snapshot, send, state))
     if imgui.is_item_hovered():
         imgui.set_tooltip("read the scene file again (after editing it)")
+    imgui.same_line()
+    if imgui.button("Sweeps..."):   # a sweep's table and plot (app/sweeps_window.py)
+        from sharnir.app import sweeps_window
+        sweeps_window.toggle(state)
     imgui.same_line()
     if state.pending is not None:
         imgui.text_colored(NOTE_COLOUR, f"loading {printable(Path(state.pending.path).name)}...")
@@ -1448,6 +1453,9 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     draw_plot(snapshot, state, plot_buffer)
     imgui.end_child()
     imgui.end()
+    if state.sweeps is not None:   # the Sweeps window, while open (app/sweeps_window.py)
+        from sharnir.app import sweeps_window
+        sweeps_window.draw(snapshot, send, state, state.width)
     draw_messages(snapshot, state, state.width)
     draw_load_error(state)
 

@@ -219,6 +219,8 @@ class App:
 
         self._joint_cache = None    # (generation, joint_bodies)
         self.last_screenshot = None
+        self.recording = None          # F9: the view being recorded (app.recording)
+        self._finishing = []           # recordings stopped, their files being finished
         self._compile_printer = None   # compile progress in the terminal (warmup.py)
         self._full_frame_time = 0.0    # when the scene and panel were last drawn
         self._frame_time = time.perf_counter()
@@ -276,6 +278,11 @@ class App:
             highlight=self.selected_body(snap))
         if self.drag is not None:
             self._pull(snap)
+        if self.recording is not None:   # the view alone: before the panel is drawn over it
+            left = round(self.panel_width() * fb_size[0] / max(self.window.get_size()[0], 1))
+            self.recording.capture(self.ctx, target, left, _finish_without_gil)
+        if self._finishing:
+            self._poll_recordings()
         if self.gui is not None:
             self._draw_gui(snap, fb_size)
         _finish_without_gil(self.ctx)
@@ -314,6 +321,10 @@ class App:
                          shown=self.show_panel)
         if self.show_help:
             panel.draw_help(HELP, left=self.panel_width())
+        if self.recording is not None:
+            from .recording import draw_rec_mark
+
+            draw_rec_mark(self.panel_width(), self.recording.seconds)
         self.fit_view()  # (the panel's width may have changed)
         self.ctx.disable(moderngl.DEPTH_TEST)
         self.gui.render()
@@ -358,6 +369,12 @@ class App:
             return not self.thread.is_alive()
         self.closed = True
         stopped = self.thread.stop()
+        if self.recording is not None:   # the video so far is finished and kept
+            self.action_toggle_recording()
+        for recording in self._finishing:
+            recording.wait(30.0)
+            print(f"sharnir: {recording.summary()}", file=sys.stderr)
+        self._finishing = []
         if self.remember_size:
             from .recent import save_window_size
 
@@ -516,6 +533,42 @@ class App:
         if self.panel_state is not None:
             self.panel_state.note = f"screenshot saved: {path}"
         return self.last_screenshot
+
+    def action_toggle_recording(self, path=None):
+        """F9: start recording the 3D view to a video (`path`, default sharnir-TIME.mp4 in
+        the screenshot folder), or stop it; the note says where the file goes."""
+        from .recording import ViewRecording, recording_path
+
+        if self.recording is not None:
+            recording, self.recording = self.recording, None
+            recording.stop()
+            self._finishing.append(recording)
+            self._note(f"recording stopped; finishing {recording.path}")
+            return recording.path
+        from sharnir.render.video import VideoError
+
+        if self.target is None:
+            self.draw_frame()
+        width, height = self.target.size
+        left = round(self.panel_width() * width / max(self.window.get_size()[0], 1))
+        try:
+            self.recording = ViewRecording(path or recording_path(self.screenshot_dir),
+                                           width - min(left, width - 2), height)
+        except VideoError as exc:
+            self._note(str(exc))
+            return None
+        self._note(f"recording the view to {self.recording.path} (F9 stops)")
+        return self.recording.path
+
+    def _poll_recordings(self):
+        """Tell of each stopped recording whose file is finished."""
+        for recording in [r for r in self._finishing if r.done]:
+            self._finishing.remove(recording)
+            self._note(recording.summary())
+
+    def _note(self, text):
+        if self.panel_state is not None:
+            self.panel_state.note = text
 
     def action_quit(self):
         self.close()
