@@ -888,3 +888,48 @@ def test_servo_on_a_hinge_follows_mujocos_own_trajectory(tmp_path, actuator):
     got = build_world(quiet_read(path)).run(500).joint[:, 0, 0]
     assert np.ptp(expected) > 0.15
     assert np.abs(got - np.array(expected)).max() < 1e-7  # seen: 1e-9
+
+
+SERVO_WRIST = """<mujoco>
+  <option integrator="{integrator}" timestep="0.002"/>
+  <worldbody>
+    <body name="hand" pos="0 0 1">
+      <joint name="wrist" type="hinge" axis="0 0 1"/>
+      <inertial pos="0 0 0" mass="0.1" diaginertia="0.001 0.001 0.001"/>
+    </body>
+  </worldbody>
+  <actuator><position joint="wrist" kp="2000" kv="200"/></actuator>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("integrator, implicit", [("implicitfast", True), ("implicit", True),
+                                                  ("Euler", False), ("RK4", False)])
+def test_servos_of_an_implicit_integrator_take_their_rate_term_implicitly(
+        tmp_path, integrator, implicit):
+    """iiwa14's wrist: kv = 200 on 0.001 kg m^2 at dt 2 ms is h kv / I = 400, stable only
+    implicitly, as MuJoCo's implicitfast integrator takes it; under Euler MuJoCo samples it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        spec = read_scene(write(tmp_path, SERVO_WRIST.format(integrator=integrator)))
+    [joint] = spec.joints
+    assert joint.motor.controller.implicit is implicit
+
+
+def test_a_stiff_implicit_servo_settles_as_implicit_euler_says(tmp_path):
+    """Turned 0.1 rad and let go under kp 2000, kv 200 (its own damping: none, the back-EMF
+    1e-6): implicit Euler with the position term sampled, q' = q + h w',
+    (I + h kv) w' = I w - h kp q, from the step's start. MuJoCo's implicitfast takes the
+    same update."""
+    h, I, kp, kv = 0.002, 0.001, 2000.0, 200.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        world = load_scene(write(tmp_path, SERVO_WRIST.format(integrator="implicitfast")),
+                           sets=["joints.wrist.motor.controller.target=-0.1"])
+    q, w = 0.0, 0.0     # Sharnir's coordinate: 0 at the start; the target is 0.1 rad away
+    for _ in range(400):     # 0.8 s: 8 time constants kv / kp
+        world.step(1)
+        w = (I * w - h * kp * (q + 0.1)) / (I + h * kv)
+        q += h * w
+    assert world.joint_coord[0] == pytest.approx(q, abs=2e-5)
+    assert abs(world.joint_coord[0] + 0.1) < 1e-3           # settled on the target
