@@ -33,7 +33,7 @@ import numpy as np
 
 from sharnir.physics import BoundError, RunawayError, SimulationError, World
 from sharnir.physics.settings import SETTINGS
-from sharnir.physics.warmup import compile_step
+from sharnir.physics.warmup import compile_step, load_cached, step_signature
 from sharnir.scenes import load_scene
 
 from .commands import (
@@ -89,6 +89,15 @@ HISTORY_MAX_ROWS = 20_000
 SWITCH_INTERVAL_S = 0.0005
 
 
+def _load_if_cached(sig):
+    """PhysicsThread.preload's thread: the step for `sig` from numba's cache, if it is
+    there (any failure is left to the physics thread's compile_step to meet and report)."""
+    try:
+        load_cached(sig)
+    except Exception:   # noqa: BLE001 -- only an early start: run() does it properly
+        pass
+
+
 class PhysicsThread(threading.Thread):
     """Runs the world from `source`: a scene file path, or a function returning a World.
 
@@ -134,6 +143,17 @@ class PhysicsThread(threading.Thread):
         self._timeline_at = None    # the index gone back to (Rewind), until stepping on
         self._install(self._build(source, self._robot), scene or self._scene_name(source))
         self._publish()
+
+    def preload(self):
+        """Start loading the world's step kernel from numba's cache on a thread of its own
+        and return that thread: the window opens meanwhile (numba's loading waits in LLVM,
+        without the interpreter), and `run` finds the kernel loaded. Join it before `start`.
+        A kernel not in the cache is left to `run` (compiled, with progress)."""
+        sig = step_signature(self._world)   # (here: the world is only read by one thread)
+        loader = threading.Thread(target=_load_if_cached, args=(sig,), daemon=True,
+                                  name="sharnir-kernel-load")
+        loader.start()
+        return loader
 
     # ---- the other threads' side ----------------------------------------------------------
     @property

@@ -183,6 +183,7 @@ class App:
         # robot is read (scenes.loader.robot_options)
         self.thread = PhysicsThread(scene, paused=paused, asset_roots=asset_roots,
                                     robot=robot)
+        loading = self.thread.preload()   # the step kernel loads while the window opens
         # no size given: the size it closed at last time, which it stores again on closing
         self.remember_size = width is None and height is None
         if self.remember_size:
@@ -232,6 +233,7 @@ class App:
             self.gui, self.panel_state = ImGuiLayer(), PanelState()
         self.window.push_handlers(self)
         self.action_frame()
+        loading.join()
         self.thread.start()
 
     # ---- frames -----------------------------------------------------------------------------

@@ -107,7 +107,7 @@ def step_signature(world):
     return tuple(numba.typeof(a) for a in args)
 
 
-def _load_cached(sig):
+def load_cached(sig):
     """Load step_many for `sig` from numba's cache; False if it is not there. (What
     Dispatcher.compile does on a cache hit, without compiling on a miss: the cached code is
     read and linked once.)
@@ -208,11 +208,11 @@ def compile_step(world, progress=None):
     """Make the world's step kernel ready (see the module docstring). Returns how: 'cache',
     'child' or 'here'."""
     sig = step_signature(world)
-    if _load_cached(sig):
+    if load_cached(sig):
         return "cache"
     start = time.perf_counter()
     contacts, trees = variant(world)
-    if _compile_in_child(contacts, trees, progress, start) and _load_cached(sig):
+    if _compile_in_child(contacts, trees, progress, start) and load_cached(sig):
         total = len(needed_kernels(contacts, trees))
         if progress is not None:
             progress(total, total, time.perf_counter() - start)
