@@ -221,8 +221,9 @@ def _parser():
                      help="write --csv numbers with 7 significant digits and --npz arrays as "
                           "float32 (about half the size)")
     run.add_argument("--keyframe", metavar="NAME",
-                     help="start from the scene's keyframe NAME ([[keyframes]]: joint "
-                          "coordinates and rates, free bodies, motor voltages)")
+                     help="start from the scene's keyframe NAME ([[keyframes]], an MJCF "
+                          "file's <key>s: joint coordinates and rates, free bodies, motor "
+                          "voltages, controllers' set-points)")
     run.add_argument("--state-in", metavar="STATE.npz",
                      help="start from a state saved by --state-out (or World.save_state) of "
                           "the same scene, instead of the scene's initial state")

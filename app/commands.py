@@ -36,6 +36,12 @@ class ApplyKeyframe:
 
 
 @dataclass(frozen=True)
+class CaptureKeyframe:
+    """Publish the state as a keyframe (World.keyframe_state) with the next snapshot: its
+    `keyframe_capture` is then (a serial one higher, the state)."""
+
+
+@dataclass(frozen=True)
 class Rewind:
     """Pause and go back (or forward, over states kept) to the state the timeline kept at or
     before simulated time `time` (s); `back` > 0 instead: that many kept states before the
@@ -146,6 +152,6 @@ class Quit:
     """End the physics thread (see PhysicsThread.stop)."""
 
 
-Command = (Pause | Resume | Step | Rewind | ApplyKeyframe | Reset | SetSpeed | Configure
-           | SetFriction | SetVoltage | SetTarget | ResumeController | SetBodyForce
+Command = (Pause | Resume | Step | Rewind | ApplyKeyframe | CaptureKeyframe | Reset | SetSpeed
+           | Configure | SetFriction | SetVoltage | SetTarget | ResumeController | SetBodyForce
            | SetDrag | ClearDrag | MoveBody | Load | Quit)

@@ -33,6 +33,7 @@ from sharnir.scenes.loader import robot_options
 
 from .commands import (
     ApplyKeyframe,
+    CaptureKeyframe,
     Configure,
     Load,
     Pause,
@@ -155,6 +156,7 @@ class PanelState:
     robot_base: bool | None = None                      # the Robot section's choices
     robot_height: float = 0.0
     sweeps: object = None                               # app.sweeps_window.SweepsState
+    keyframe_asked: int | None = None   # Copy as TOML: the capture serial before the request
 
     def __setattr__(self, name, value):
         if name == "note":  # every note set (even the same text again) is shown afresh
@@ -330,9 +332,26 @@ def _target_range(snapshot, j, motor, mode, target):
 
 
 def keyframe_toml(snapshot, name="here"):
-    """A [[keyframes]] table of the pose on show: the revolute and prismatic joints'
-    coordinates and rates (the last step's) and the motors' voltages, to paste into the scene
-    file (physics/keyframe.py)."""
+    """A [[keyframes]] table of the pose captured last (CaptureKeyframe), to paste into the
+    scene file (physics/keyframe.py): World.keyframe_state as the snapshot carries it --
+    every joint's coordinate and rate (a spherical joint's rotation [w, x, y, z] and angular
+    velocity, each hinge of a universal joint or gimbal its angle), the free bodies' and
+    floating robots' bases' states, the voltages of the motors no controller drives and the
+    controllers' set-points. A snapshot without a capture: the pose on show, the revolute
+    and prismatic joints' coordinates and rates of the last step and the motors' voltages."""
+    from sharnir.scenes.writer import value
+
+    capture = snapshot.keyframe_capture
+    when = capture[1] if capture is not None else snapshot.time
+    lines = ["[[keyframes]]", f'name = "{name}"', f"# at t = {when:.6g} s"]
+    state = capture[2] if capture is not None else None
+    if state is not None:
+        for key in ("joints", "rates", "voltages", "targets"):
+            if state.get(key):
+                lines.append(f"{key} = {value(dict(state[key]))}")
+        for body, entry in (state.get("bodies") or {}).items():
+            lines.append(f"bodies.{_toml_key(body)} = {value(dict(entry))}")
+        return "\n".join(lines) + "\n"
     row = _latest(snapshot, "joint")
     coord, rate = JOINT_CHANNELS.index("coord"), JOINT_CHANNELS.index("velocity")
     joints, rates = [], []
@@ -345,7 +364,6 @@ def keyframe_toml(snapshot, name="here"):
         for m, (j, _) in enumerate(snapshot.motors):
             voltages.append(f"{_toml_key(snapshot.joint_names[j])} = "
                             f"{float(snapshot.motor_state['voltage'][m])!r}")
-    lines = ["[[keyframes]]", f'name = "{name}"', f"# at t = {snapshot.time:.6g} s"]
     for key, items in (("joints", joints), ("rates", rates), ("voltages", voltages)):
         if items:
             lines.append(f"{key} = {{ {', '.join(items)} }}")
@@ -371,11 +389,18 @@ def draw_keyframes(snapshot, send, state):
         imgui.pop_id()
     if not snapshot.keyframes:
         imgui.text_disabled("the scene has no [[keyframes]]")
-    if imgui.button("Copy as TOML"):
+    if imgui.button("Copy as TOML"):   # the physics thread captures the pose, then it is copied
+        state.keyframe_asked = snapshot.keyframe_capture[0] if snapshot.keyframe_capture else 0
+        send(CaptureKeyframe())
+    capture = snapshot.keyframe_capture
+    if state.keyframe_asked is not None and capture is not None and (
+            capture[0] > state.keyframe_asked):
+        state.keyframe_asked = None
         imgui.set_clipboard_text(keyframe_toml(snapshot))
-        _note(state, "copied the pose on show as a [[keyframes]] table")
+        _note(state, f"copied the pose at t = {capture[1]:.3f} s as a [[keyframes]] table")
     if imgui.is_item_hovered():
-        imgui.set_tooltip("the joints' coordinates and rates and the motors' voltages, as a "
+        imgui.set_tooltip("the joints' coordinates and rates (spherical joints' rotations), "
+                          "free bodies' states, motors' voltages and set-points, as a "
                           "[[keyframes]] table to paste into the scene file")
 
 

@@ -38,6 +38,7 @@ from sharnir.scenes import load_scene
 
 from .commands import (
     ApplyKeyframe,
+    CaptureKeyframe,
     ClearDrag,
     Command,
     Configure,
@@ -141,6 +142,7 @@ class PhysicsThread(threading.Thread):
         self._timeline = deque()    # (time, Checkpoint, bytes) kept, oldest first
         self._timeline_bytes = 0
         self._timeline_at = None    # the index gone back to (Rewind), until stepping on
+        self._keyframe_capture = None   # (serial, time, World.keyframe_state()): CaptureKeyframe
         self._install(self._build(source, self._robot), scene or self._scene_name(source))
         self._publish()
 
@@ -356,6 +358,11 @@ class PhysicsThread(threading.Thread):
                 self._advance(1)
             case Rewind(time=t, back=back):
                 self._rewind(t, back)
+            case CaptureKeyframe():   # (a Python walk over the joints: on request only)
+                serial = self._keyframe_capture[0] + 1 if self._keyframe_capture else 1
+                self._keyframe_capture = (serial, float(self._world.time), MappingProxyType(
+                    self._world.keyframe_state()))
+                self._changed = True
             case ApplyKeyframe(name=name):
                 keys = getattr(self._world, "keyframes", {})
                 if name not in keys:
@@ -563,6 +570,7 @@ class PhysicsThread(threading.Thread):
             contact_force=contacts["force"], contact_sliding=contacts["sliding"],
             motor_state=_read_only_motors(w.motor_state), motor_modes=self._motor_modes(),
             joint_reaction=w.joint_reaction, body_contact=w.body_contact,
+            keyframe_capture=self._keyframe_capture,
             **_drag_fields(w.drag), **self._static)
         with self._lock:
             self._snapshot = snapshot

@@ -132,6 +132,8 @@ class Snapshot:
     body_visuals: tuple = ()        # (nbody,) World.body_visuals: shapes drawn, not simulated
     description: str = ""           # the scene's one-line description (its file's)
     keyframes: tuple = ()           # the scene's keyframe names ([[keyframes]])
+    keyframe_capture: tuple | None = None  # (serial, time, World.keyframe_state()) of the
+                                    # last CaptureKeyframe (the panel's Copy as TOML)
     timeline: tuple | None = None   # (first, last) simulated time of the states kept to go
                                     # back to (Rewind), s; None: none kept yet
     robot: Mapping[str, Any] | None = None  # a URDF robot's options (Load.robot); None: the

@@ -1177,35 +1177,63 @@ class World:
                 getattr(c, name)[:count] = saved[f"contacts.{name}"]
 
     # ---- keyframes (physics/keyframe.py) -----------------------------------------------------
-    def check_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, *,
-                       name="keyframe"):
+    def check_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, targets=None,
+                       *, name="keyframe"):
         """What apply_keyframe checks, without applying it."""
-        self._checked_keyframe(joints, rates, bodies, voltages, name)
+        self._checked_keyframe(joints, rates, bodies, voltages, targets, name)
 
-    def _checked_keyframe(self, joints, rates, bodies, voltages, name):
-        from .keyframe import component, outward
+    def _keyframe_groups(self, model):
+        """({first hinge: [the group's hinges]}, same): the universal joints and gimbals
+        (gimbal.py), and each joint's stand-in for keyframe.outward (its group's first hinge)."""
+        groups = {}
+        same = list(range(len(self._joints)))
+        for members in self._groups().values():
+            if len(members) > 1 and GROUP_HINGES[model.joint_type[members[0]]] > 0:
+                groups[members[0]] = list(members)
+                for k in members:
+                    same[k] = members[0]
+        return groups, same
+
+    def _checked_keyframe(self, joints, rates, bodies, voltages, targets, name):
+        from .joint import SPHERICAL
+        from .keyframe import UNIT_TOLERANCE, component, outward
 
         model, state, work = self._ready()
         where = f"{name}:"
         fixed = [b.kind != DYNAMIC for b in self._bodies]
         jb = [tuple(int(x) for x in pair) for pair in model.joint_body]
-        targets, speeds, placed = {}, {}, {}
-        for table, out, what in ((joints or {}, targets, "joint"), (rates or {}, speeds, "rate")):
+        groups, same = self._keyframe_groups(model)
+        coords, speeds, placed, set_points = {}, {}, {}, {}
+        for table, out, what in ((joints or {}, coords, "joint"), (rates or {}, speeds, "rate")):
             for ref, value in table.items():
                 j = self._joint_index(ref)
-                kind = self._joints[j].type
-                if kind not in (REVOLUTE, PRISMATIC):
-                    raise ValueError(f"{where} joint {self._joints[j].name!r} is "
-                                     f"{JOINT_TYPE_NAMES[kind]}: a keyframe sets revolute and "
-                                     "prismatic joints only")
-                if GROUP_HINGES[model.joint_type[j]] > 0:
-                    raise ValueError(f"{where} joint {self._joints[j].name!r} is one hinge of a "
-                                     "universal or gimbal group (physics/gimbal.py): a keyframe "
-                                     "does not set those yet")
-                v = _number(f"{where} {what} of joint {self._joints[j].name!r}", value)
-                if not math.isfinite(v):
-                    raise ValueError(f"{where} the {what} of joint {self._joints[j].name!r} "
-                                     f"must be finite (got {value})")
+                jn = self._joints[j]
+                kind = jn.type
+                if kind == SPHERICAL:   # a rotation (w, x, y, z), an angular velocity (3,)
+                    v = _vec(f"{where} the {'rotation' if what == 'joint' else what} of "
+                             f"spherical joint {jn.name!r}", value, 4 if what == "joint" else 3)
+                    if what == "joint":
+                        n = float(np.linalg.norm(v))
+                        if abs(n - 1.0) > UNIT_TOLERANCE:
+                            raise ValueError(f"{where} the rotation of spherical joint "
+                                             f"{jn.name!r} must be a unit quaternion (w, x, y, "
+                                             f"z) (its norm is {n:.6g})")
+                        v = v / n
+                elif kind in (REVOLUTE, PRISMATIC):
+                    v = _number(f"{where} {what} of joint {jn.name!r}", value)
+                    if not math.isfinite(v):
+                        raise ValueError(f"{where} the {what} of joint {jn.name!r} must be "
+                                         f"finite (got {value})")
+                    jt = model.joint_type[j]
+                    if what == "joint" and GROUP_HINGES[jt] > 0 and GROUP_INDEX[jt] == 1 \
+                            and not abs(v) < 0.5 * math.pi:
+                        raise ValueError(f"{where} joint {jn.name!r} is the middle hinge of a "
+                                         "universal joint or gimbal (physics/gimbal.py): its "
+                                         f"angle must lie within +-pi/2 (got {value})")
+                else:
+                    raise ValueError(f"{where} joint {jn.name!r} is {JOINT_TYPE_NAMES[kind]}: "
+                                     "a keyframe sets revolute, prismatic and spherical joints "
+                                     "only")
                 out[j] = v
         for ref, entry in (bodies or {}).items():
             i = self._body_index(ref, where)
@@ -1226,8 +1254,8 @@ class World:
                                      "be zero")
                 got["quat"] = got["quat"] / n
             placed[i] = (members, got)
-        order, far, subtree = outward(jb, fixed, first=list(placed))
-        loose = [self._joints[j].name for j in (*targets, *speeds) if j not in far]
+        order, far, subtree = outward(jb, fixed, first=list(placed), same=same)
+        loose = [self._joints[j].name for j in (*coords, *speeds) if j not in far]
         if loose:
             raise ValueError(f"{where} joints in a closed loop take no coordinate or rate "
                              f"here: {', '.join(map(repr, loose))}")
@@ -1240,25 +1268,55 @@ class World:
             if not (math.isfinite(v) and abs(v) <= limit):
                 raise ValueError(f"{where} the voltage of joint {self._joints[j].name!r} must "
                                  f"be finite and within +-{limit:g} V (got {u})")
-        return targets, speeds, placed, (order, far, subtree)
+        for ref, value in (targets or {}).items():
+            j = self._joint_index(ref)
+            jn = self._joints[j]
+            if jn.motor is None or (jn.controller is None and jn.held is None):
+                raise ValueError(f"{where} joint {jn.name!r} has no position or velocity "
+                                 "controller to take a target")
+            label = f"{where} the target of joint {jn.name!r}"
+            if isinstance(value, (list, tuple, np.ndarray)):
+                t, w = _vec(f"{label} (set-point, rate)", value, 2)
+            else:
+                t, w = _number(label, value), 0.0
+                if not math.isfinite(t):
+                    raise ValueError(f"{label} must be finite (got {value})")
+            set_points[j] = (float(t), float(w))
+        return coords, speeds, placed, set_points, (order, far, subtree), groups
 
-    def apply_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, *,
-                       name="keyframe"):
+    def apply_keyframe(self, joints=None, rates=None, bodies=None, voltages=None, targets=None,
+                       *, name="keyframe"):
         """Put a pose written by hand into the world (physics/keyframe.py): `joints` name ->
-        coordinate (rad or m) and `rates` name -> rate of revolute and prismatic joints,
-        `bodies` name -> {pos, quat, vel, angvel} of a body that no joint holds to the fixed
-        world (a free body, or a floating robot's base: the robot moves with it), `voltages`
-        name -> motor voltage (V). Joints not named keep their coordinates; every moving body
-        starts at rest but for what is given. Everything is checked first (check_keyframe): a
-        bad entry is a ValueError naming `name` and the entry, and nothing is changed."""
-        from .keyframe import move_subtree, quats
+        coordinate (rad or m) of a revolute or prismatic joint, or rotation (w, x, y, z: the
+        joint frame on B relative to the one on A) of a spherical joint; `rates` name -> rate
+        (rad/s, m/s), or a spherical joint's angular velocity (3,: B relative to A, in the
+        joint frame on B); the hinges of a universal joint or gimbal take their angles as each
+        reports them. `bodies` name -> {pos, quat, vel, angvel} of a body that no joint holds
+        to the fixed world (a free body, or a floating robot's base: the robot moves with it;
+        the engine's body frame, centre of mass and principal axes, as body_pos);
+        `voltages` name -> motor voltage (V); `targets` name -> the set-point of the joint's
+        position or velocity controller, or (set-point, rate it aims at) (set_target).
+        Joints not named keep their coordinates; every moving body starts at rest but for
+        what is given. Everything is checked first (check_keyframe): a bad entry is a
+        ValueError naming `name` and the entry, and nothing is changed."""
+        from .joint import SPHERICAL
+        from .keyframe import (
+            group_angles,
+            group_axes,
+            group_offset,
+            group_rotation,
+            measure,
+            move_subtree,
+            quats,
+        )
 
-        targets, speeds, placed, (order, far, subtree) = self._checked_keyframe(
-            joints, rates, bodies, voltages, name)
+        coords, speeds, placed, set_points, (order, far, subtree), groups = \
+            self._checked_keyframe(joints, rates, bodies, voltages, targets, name)
         model, state, work = self._ready()
         # ---- the pose: placed bodies' robots, then the joints outwards
         pos = state.body_pos.copy()
         rot = _rotations(state.body_quat)
+        moved = set()   # (the others keep their poses to the bit)
         for i, (members, got) in placed.items():
             R = quat_to_matrix(got["quat"]) @ rot[i].T if "quat" in got else np.eye(3)
             p = got.get("pos", pos[i])
@@ -1266,19 +1324,75 @@ class World:
             for k in members:
                 pos[k] = p + R @ (pos[k] - anchor)
                 rot[k] = R @ rot[k]
-        frame_b = _rotations(model.joint_local_frame[:, 1])
+            moved.update(members)
+        frames = _rotations(model.joint_local_frame.reshape(-1, 4)).reshape(-1, 2, 3, 3)
+        la = model.joint_local_anchor
 
         def joint_frame(j):
             """The joint's anchor and axis (world) at the pose being made."""
             b = int(model.joint_body[j, 1])
-            return pos[b] + rot[b] @ model.joint_local_anchor[j, 1], rot[b] @ frame_b[j][:, 0]
+            return pos[b] + rot[b] @ la[j, 1], rot[b] @ frames[j, 1][:, 0]
 
+        def place(j, body, R, x):
+            """Move joint j's far side rigidly so that `body` has rotation R at x."""
+            D = R @ rot[body].T
+            x0 = pos[body].copy()
+            for k in subtree[j]:
+                pos[k] = x + D @ (pos[k] - x0)
+                rot[k] = D @ rot[k]
+            moved.update(subtree[j])
+
+        def group_state(j):
+            """A group's angles about its frame's x, y, z now (the ones given, the others
+            measured at the pose being made), and the third hinge's sign s."""
+            members = groups[j]
+            a, b = (int(x) for x in model.joint_body[j])
+            RfA, RfB = rot[a] @ frames[j, 0], rot[b] @ frames[j, 1]
+            s = [1.0] * len(members)
+            if len(members) == 3 and frames[members[2], 0][:, 0] @ frames[j, 0][:, 0] < 0.0:
+                s[2] = -1.0   # (its frame turned half a turn about y: its axis is -z)
+            now = group_angles(RfA.T @ RfB, len(members),
+                               [s[i] * float(state.joint_coord[k])
+                                for i, k in enumerate(members)])
+            return [s[i] * coords[k] if k in coords else now[i]
+                    for i, k in enumerate(members)], s
+
+        angles = {}
         for j in order:
-            if j not in targets:
+            kind = self._joints[j].type
+            a, b = (int(x) for x in model.joint_body[j])
+            if j in groups or kind == SPHERICAL:
+                if j in groups:
+                    if not any(k in coords for k in groups[j]):
+                        continue
+                    q, _ = angles[j] = group_state(j)
+                    G, u12, u23 = group_rotation(q), la[j, 2], la[j, 3]
+                elif j in coords:
+                    G, q, u12, u23 = quat_to_matrix(coords[j]), (0.0, 0.0), np.zeros(3), \
+                        np.zeros(3)
+                else:
+                    continue
+                if far[j]:   # B's side: R(qfB) = R(qfA) G, the last anchors met
+                    RfA = rot[a] @ frames[j, 0]
+                    RfB = RfA @ G
+                    R = RfB @ frames[j, 1].T
+                    x = (pos[a] + rot[a] @ la[j, 0] + group_offset(RfA, q, u12, u23)
+                         - R @ la[j, 1] - RfB @ (u12 + u23))
+                    place(j, b, R, x)
+                else:        # A's side: R(qfA) = R(qfB) G^T
+                    RfB = rot[b] @ frames[j, 1]
+                    RfA = RfB @ G.T
+                    R = RfA @ frames[j, 0].T
+                    x = (pos[b] + rot[b] @ la[j, 1] + RfB @ (u12 + u23)
+                         - R @ la[j, 0] - group_offset(RfA, q, u12, u23))
+                    place(j, a, R, x)
+                continue
+            if j not in coords:
                 continue
             anchor, axis = joint_frame(j)
-            dq = (targets[j] - float(state.joint_coord[j])) * (1.0 if far[j] else -1.0)
-            if self._joints[j].type == REVOLUTE:
+            dq = (coords[j] - float(state.joint_coord[j])) * (1.0 if far[j] else -1.0)
+            moved.update(subtree[j])
+            if kind == REVOLUTE:
                 move_subtree(pos, rot, subtree[j], anchor, axis, dq, np.zeros(3))
             else:
                 move_subtree(pos, rot, subtree[j], anchor, axis, 0.0, dq * axis)
@@ -1290,26 +1404,51 @@ class World:
                 vel[k] = v + np.cross(w, pos[k] - pos[i])
                 angvel[k] = w
         for j in order:
-            if j not in speeds:
+            kind = self._joints[j].type
+            a, b = (int(x) for x in model.joint_body[j])
+            sign = 1.0 if far[j] else -1.0
+            if j in groups:   # each hinge about its axis c_i through its anchor p_i
+                members = groups[j]
+                if not any(k in speeds for k in members):
+                    continue
+                q, s = angles[j] if j in angles else group_state(j)
+                c, p = group_axes(rot[a] @ frames[j, 0], q, pos[a] + rot[a] @ la[j, 0],
+                                  la[j, 2], la[j, 3])
+                turns = [(sign * s[i] * speeds[k] * c[i], p[i])
+                         for i, k in enumerate(members) if k in speeds]
+            elif j not in speeds:
                 continue
-            anchor, axis = joint_frame(j)
-            w = speeds[j] * (1.0 if far[j] else -1.0)
-            for k in subtree[j]:
-                if self._joints[j].type == REVOLUTE:
-                    angvel[k] += w * axis
-                    vel[k] += w * np.cross(axis, pos[k] - anchor)
+            elif kind == SPHERICAL:   # W in the joint frame on B, about the anchor
+                turns = [(sign * (rot[b] @ frames[j, 1] @ speeds[j]),
+                          pos[b] + rot[b] @ la[j, 1])]
+            else:
+                anchor, axis = joint_frame(j)
+                if kind == REVOLUTE:
+                    turns = [(sign * speeds[j] * axis, anchor)]
                 else:
-                    vel[k] += w * axis
+                    for k in subtree[j]:
+                        vel[k] += sign * speeds[j] * axis
+                    continue
+            for k in subtree[j]:
+                for w, p in turns:
+                    angvel[k] += w
+                    vel[k] += np.cross(w, pos[k] - p)
         moving = [i for i, b in enumerate(self._bodies) if b.kind == DYNAMIC]
-        quats(rot, moving, state.body_quat)
+        quats(rot, [i for i in moving if i in moved], state.body_quat)
         state.body_pos[moving] = pos[moving]
         state.body_vel[moving] = vel[moving]
         state.body_angvel[moving] = angvel[moving]
         for i in moving:
             R = rot[i]
             state.body_angmom[i] = R @ (self._bodies[i].inertia * (R.T @ angvel[i]))
-        for j, q in targets.items():
-            state.joint_coord[j] = q
+        # the joints' reports at the new state (the coordinates given, exactly)
+        coord, rate = measure(model, state.body_pos, state.body_quat, state.body_vel,
+                              state.body_angvel, state.joint_coord)
+        for j, q in coords.items():
+            if self._joints[j].type != SPHERICAL:
+                coord[j] = q
+        state.joint_coord[:] = coord
+        state.joint_vel[:] = rate
         state.joint_impulse[...] = 0.0           # the warm starts of the pose left
         state.joint_damper_impulse[...] = 0.0
         for carried in WORK_CARRIED:
@@ -1317,8 +1456,63 @@ class World:
                 getattr(work, carried)[...] = 0.0
         if self._contacts is not None:
             self._contacts.count[0] = 0
+        for j, (t, w) in set_points.items():
+            self.set_target(j, t, w)
         for ref, u in (voltages or {}).items():
             self.set_voltage(ref, u)
+
+    def keyframe_state(self):
+        """The state now as a keyframe (apply_keyframe's arguments; physics/keyframe.py):
+        every revolute and prismatic joint's coordinate and rate (as the last step reported
+        them), every spherical joint's rotation (w, x, y, z, w >= 0) and angular velocity
+        (joint frame on B) (not the joints that close a loop), the first body of each robot
+        that no joint holds to the fixed world (and every free body: pos, quat, vel, angvel,
+        the engine's frame), the voltages of the motors no controller drives and the constant
+        set-points of the controllers. Applied to this world it gives this pose and these
+        velocities back."""
+        from .joint import SPHERICAL
+        from .keyframe import joint_frames, outward, quat_conj, quat_mul
+
+        model, state, _ = self._ready()
+        roots = getattr(self, "_keyframe_roots", None)
+        if roots is None or roots[0] is not model:   # (the same while the model stands)
+            fixed = [b.kind != DYNAMIC for b in self._bodies]
+            jb = [tuple(int(x) for x in pair) for pair in model.joint_body]
+            _, far, subtree = outward(jb, fixed, same=self._keyframe_groups(model)[1])
+            inside = {i for j in far for i in subtree[j]}
+            roots = self._keyframe_roots = (model, [i for i in range(len(fixed))
+                                                    if not fixed[i] and i not in inside], far)
+        joints, rates, bodies, voltages, targets = {}, {}, {}, {}, {}
+        for j, jn in enumerate(self._joints):
+            if j not in roots[2]:   # a joint in a loop: the others' coordinates set it
+                pass
+            elif jn.type in (REVOLUTE, PRISMATIC):
+                joints[jn.name] = float(state.joint_coord[j])
+                rates[jn.name] = float(state.joint_vel[j])
+            elif jn.type == SPHERICAL:
+                a, b = jn.bodies
+                qfa, qfb = joint_frames(model, state.body_quat, j)
+                q = quat_mul(quat_conj(qfa), qfb)
+                q = q / np.linalg.norm(q)
+                joints[jn.name] = [float(x) for x in (-q if q[0] < 0.0 else q)]
+                dw = state.body_angvel[b] - state.body_angvel[a]
+                rates[jn.name] = [float(x) for x in quat_to_matrix(qfb).T @ dw]
+            if jn.motor is not None:
+                if jn.controller is None:
+                    voltages[jn.name] = float(jn.voltage)
+                elif jn.controller[2][0] == TRAJ_CONSTANT and not jn.controller[3]:
+                    row = jn.controller[2]
+                    targets[jn.name] = float(row[1]) if row[2] == 0.0 else \
+                        [float(row[1]), float(row[2])]
+        for i in roots[1]:   # a free body, or a floating robot's root
+            body = self._bodies[i]
+            bodies[body.name] = {
+                "pos": [float(x) for x in state.body_pos[i]],
+                "quat": [float(x) for x in state.body_quat[i]],
+                "vel": [float(x) for x in state.body_vel[i]],
+                "angvel": [float(x) for x in state.body_angvel[i]]}
+        return dict(joints=joints, rates=rates, bodies=bodies, voltages=voltages,
+                    targets=targets)
 
     # ---- stepping -----------------------------------------------------------------------------
     def step(self, n=1):

@@ -394,7 +394,7 @@ def keyframe_entry(key) -> dict:
     """World.apply_keyframe's arguments of a KeyframeSpec."""
     return dict(joints=dict(key.joints), rates=dict(key.rates), voltages=dict(key.voltages),
                 bodies={name: {k: v for k, v in b.model_dump().items() if v is not None}
-                        for name, b in key.bodies.items()})
+                        for name, b in key.bodies.items()}, targets=dict(key.targets))
 
 
 def _read_raw(path: Path, urdf: dict | None = None, roots: AssetRoots | None = None,

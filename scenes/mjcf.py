@@ -99,6 +99,23 @@ What maps, and how:
   (general, muscle, cylinder, adhesion, intvelocity, damper), actuators on tendons or sites and
   a second actuator on one joint do not map.
 
+* **Keyframes.** Each ``<key>`` becomes a ``[[keyframes]]`` entry (physics/keyframe.py), named
+  as MuJoCo names it (unnamed: ``key<index>``): a hinge's or slide's coordinate
+  ``qpos - qpos0`` and rate ``qvel``; a ball joint's rotation, the rotation of its joint frame
+  (x = its axis, at ``qpos0``) on the child relative to the one on the parent, both carried
+  by their bodies' motions from ``qpos0`` to the key (``conj(q0) q`` for a ball alone in its
+  body), and its ``qvel`` (MuJoCo's: about the body's own axes) in the joint frame on the
+  child; a free joint's body at its physics pose (centre of mass, principal axes) moved by
+  the rigid motion of MuJoCo's body frame between ``qpos0`` and the key
+  (``mj_kinematics``), its velocity MuJoCo's (the anchor's linear velocity, the angular
+  velocity in the body frame) at the centre of mass. ``ctrl`` (clamped to ``ctrlrange``) goes
+  through the actuator's mapping: a motor's or dcmotor's is its voltage, a position servo's
+  set-point ``ctrl / gear - qpos0`` (with a spring, the one controller's
+  ``(kp t + k s) / (kp + k)``), a velocity servo's the rate ``ctrl / gear``. What a key holds
+  that does not map (``act``, mocap poses, ``time``, the ctrl of an actuator that does not
+  map, a gimbal's middle hinge beyond 90 degrees) is named in the warning; a key never keeps
+  the file from loading.
+
 Known gaps (tests/test_scene_mjcf.py): Gauss-Seidel converges slowly on a tree as big as the
 humanoid's, where the contacts of the feet and hands must be carried up the tree (after 100
 iterations a step's body velocities are within 4.4e-5 m/s of the converged solve's, after 20
@@ -433,8 +450,11 @@ class _Reader:
         self.unique_static_names(bodies)
         self.collision_bits(bodies, joints)
         self.tendons(joints)
+        by_id = {j["_id"]: j for j in joints}   # (actuators() takes the ids off)
+        self.actuated: dict[int, tuple] = {}    # actuator -> (joint id, kind): motor()'s
         self.actuators(joints)
         self.unmapped()
+        keyframes = self.keyframes(bodies, by_id)
         gravity = _floats(m.opt.gravity)
         if m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_GRAVITY):
             gravity = [0.0, 0.0, 0.0]
@@ -449,6 +469,8 @@ class _Reader:
             "bodies": bodies,
             "joints": joints,
         }
+        if keyframes:
+            raw["keyframes"] = keyframes
         return raw, self.notes
 
     # --- bodies -------------------------------------------------------------
@@ -829,6 +851,7 @@ class _Reader:
                 elif (bias_t == int(self.mj.mjtBias.mjBIAS_AFFINE) and bp[0] == 0
                       and bp[1] == 0 and bp[2] == -gp[0] and gp[0] > 0):
                     kind = "velocity"
+            self.actuated[a] = (j, kind if g > 0 and g * g != 0.0 else None)   # (keyframes)
             if kind is None or g <= 0 or g * g == 0.0:   # (a gear whose square underflows)
                 self.note(f'actuator "{label}" (only motor, position, velocity and dcmotor '
                           "with a positive gear map)")
@@ -1060,6 +1083,200 @@ class _Reader:
             bits = sum(1 << c for c, clique in enumerate(cliques) if i in clique)
             entry["group"], entry["mask"] = bits, bits
 
+    # --- keyframes -----------------------------------------------------------
+
+    def keyframes(self, bodies: list[dict], by_id: dict[int, dict]) -> list[dict]:
+        """The file's <key>s as [[keyframes]] (see the module); what a key holds that does not
+        map is noted. A key that cannot be read is left out (noted): keyframes never keep a
+        file from loading."""
+        m, mj = self.m, self.mj
+        out: list[dict] = []
+        taken: set[str] = set()
+        entries = {b["name"]: b for b in bodies}
+        dk = mj.MjData(m)
+        for k in range(int(m.nkey)):
+            name = _id2name(m, mj.mjtObj.mjOBJ_KEY, k) or f"key{k}"
+            base, n = name, 1
+            while name in taken:
+                n += 1
+                name = f"{base}.{n}"
+            taken.add(name)
+            try:
+                key, lost = self.keyframe(k, name, dk, entries, by_id)
+            except Exception as exc:  # noqa: BLE001  (a key must not fail the file)
+                self.note(f'keyframe "{name}" ({type(exc).__name__}: {exc})')
+                continue
+            out.append(key)
+            if lost:
+                self.note(f'in keyframe "{name}": {", ".join(lost)}')
+        return out
+
+    def keyframe(self, k: int, name: str, dk, entries: dict, by_id: dict
+                 ) -> tuple[dict, list[str]]:
+        """(the [[keyframes]] entry of key k, what of it does not map)."""
+        from sharnir.physics.world import frame_from_axis
+
+        m, mj, d0 = self.m, self.mj, self.d
+        qpos, qvel, ctrl = m.key_qpos[k].copy(), m.key_qvel[k], m.key_ctrl[k]
+        for j in range(m.njnt):   # (MuJoCo normalises its quaternions too)
+            t, a = int(m.jnt_type[j]), int(m.jnt_qposadr[j])
+            for start in ((a + 3,) if t == _FREE else (a,) if t == _BALL else ()):
+                n = np.linalg.norm(qpos[start:start + 4])
+                qpos[start:start + 4] = qpos[start:start + 4] / n if n > 0 else (1, 0, 0, 0)
+        dk.qpos[:], dk.qvel[:] = qpos, qvel
+        mj.mj_kinematics(m, dk)
+        q0 = m.qpos0
+        joints: dict = {}
+        rates: dict = {}
+        bodies: dict = {}
+        lost: list[str] = []
+        frames = {0: self.joint_rotations(d0, q0), 1: self.joint_rotations(dk, qpos)}
+        for j in range(m.njnt):
+            t, a, v = int(m.jnt_type[j]), int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
+            b = int(m.jnt_bodyid[j])
+            if t == _FREE:   # the physics body's pose moved as MuJoCo's body frame moved
+                entry = entries.get(self.link_of[b].name)
+                if entry is None or self.link_of[b].root != b:
+                    continue
+                p0, R0 = np.array(entry["pos"], dtype=float), _matrix(entry["quat"])
+                frame = (entry.get("shape") or {}).get("frame")
+                if frame is not None:
+                    p0 = p0 + R0 @ np.array(frame["pos"], dtype=float)
+                    R0 = R0 @ _matrix(frame["quat"])
+                D = dk.xmat[b].reshape(3, 3) @ d0.xmat[b].reshape(3, 3).T
+                p = dk.xpos[b] + D @ (p0 - d0.xpos[b])
+                w = dk.xmat[b].reshape(3, 3) @ qvel[v + 3:v + 6]
+                state = {"pos": _floats(p), "quat": _quat(D @ R0)}
+                if np.any(qvel[v:v + 6]):   # MuJoCo's: the anchor's velocity, w in the body
+                    state["vel"] = _floats(qvel[v:v + 3] + np.cross(w, p - dk.xanchor[j]))
+                    state["angvel"] = _floats(w)
+                bodies[entry["name"]] = state
+                continue
+            joint = by_id.get(j)
+            if joint is None:
+                continue
+            if t in (_HINGE, _SLIDE):
+                joints[joint["name"]] = float(qpos[a] - q0[a])
+                if qvel[v]:
+                    rates[joint["name"]] = float(qvel[v])
+                continue
+            # a ball: Sharnir's rotation is of its joint frame F0 (x = its axis, at qpos0) on
+            # B relative to the one on A, both carried by their bodies' motions since qpos0
+            F0 = _matrix(frame_from_axis(np.array(joint.get("axis", (0.0, 0.0, 1.0)))))
+            (before0, after0), (before, after) = frames[0][j], frames[1][j]
+            turn_a, turn_b = before @ before0.T, after @ after0.T
+            joints[joint["name"]] = _quat(F0.T @ turn_a.T @ turn_b @ F0)
+            if np.any(qvel[v:v + 3]):   # MuJoCo's ball dofs turn about the body's own axes
+                rel = dk.xmat[b].reshape(3, 3) @ qvel[v:v + 3]
+                rates[joint["name"]] = _floats((turn_b @ F0).T @ rel)
+        for hinges in self.groups_of(by_id):   # a gimbal's middle hinge beyond +-90 degrees:
+            middle = by_id[hinges[1]]["name"]   # its angles are another triple in Sharnir
+            if middle in joints and not abs(joints[middle]) < 0.5 * math.pi:
+                for h in hinges:
+                    joints.pop(by_id[h]["name"], None)
+                    rates.pop(by_id[h]["name"], None)
+                names = ", ".join(quoted(by_id[h]["name"]) for h in hinges)
+                lost.append(f"the angles of joints {names} (the middle one beyond +-90 degrees)")
+        voltages, targets, ignored = self.key_controls(ctrl, by_id)
+        for why, labels in ignored.items():
+            lost.append(f"the ctrl of actuator{'s' if len(labels) > 1 else ''} "
+                        f"{', '.join(labels)} ({why})")
+        if m.na and np.any(m.key_act[k]):
+            lost.append("its actuator activations (act)")
+        mocap = sorted((int(m.body_mocapid[b]), b) for b in range(m.nbody)
+                       if m.body_mocapid[b] >= 0)
+        mocap = [b for _, b in mocap]
+        if mocap and (np.any(m.key_mpos[k] != m.body_pos[mocap])
+                      or np.any(m.key_mquat[k] != m.body_quat[mocap])):
+            lost.append("its mocap bodies' poses (mpos, mquat)")
+        if m.key_time[k]:
+            lost.append(f"its time ({float(m.key_time[k]):g} s)")
+        key: dict = {"name": name, "joints": joints}
+        for field, table in (("rates", rates), ("bodies", bodies), ("voltages", voltages),
+                             ("targets", targets)):
+            if table:
+                key[field] = table
+        return key, lost
+
+    def joint_rotations(self, d, qpos) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per joint that turns (hinge, ball): the rotation (world) of its body's frame
+        before and after it (MuJoCo's mj_kinematics: a body's joints turn in order, each
+        carried by the ones before it; a hinge by q - qpos0)."""
+        import mujoco
+
+        m = self.m
+        out = {}
+        for b in range(1, m.nbody):
+            first, count = int(m.body_jntadr[b]), int(m.body_jntnum[b])
+            if count == 0 or any(m.jnt_type[j] == _FREE for j in range(first, first + count)):
+                continue
+            R = d.xmat[int(m.body_parentid[b])].reshape(3, 3) @ _matrix(m.body_quat[b])
+            for j in range(first, first + count):
+                t, a = int(m.jnt_type[j]), int(m.jnt_qposadr[j])
+                before = R
+                if t == _HINGE:
+                    q = np.zeros(4)
+                    mujoco.mju_axisAngle2Quat(q, m.jnt_axis[j], float(qpos[a] - m.qpos0[a]))
+                    R = R @ _matrix(q)
+                elif t == _BALL:
+                    R = R @ _matrix(qpos[a:a + 4])
+                out[j] = (before, R)
+        return out
+
+    def groups_of(self, by_id: dict) -> list[list[int]]:
+        """The hinges (MuJoCo joint ids) of each body whose joints compose (a gimbal or
+        universal joint: Sharnir's group)."""
+        m = self.m
+        out = []
+        for b in range(1, m.nbody):
+            ids = list(range(int(m.body_jntadr[b]), int(m.body_jntadr[b] + m.body_jntnum[b])))
+            if len(ids) > 1 and all(j in by_id for j in ids) and self.composes(ids):
+                out.append(ids)
+        return out
+
+    def key_controls(self, ctrl, by_id: dict) -> tuple[dict, dict, dict[str, list[str]]]:
+        """(voltages, targets, {why: actuators whose ctrl does not map}) of a key's ctrl, as
+        `motor` maps each actuator (see the module's table): a motor's or dcmotor's ctrl is
+        its voltage, a position servo's its set-point ctrl / gear - qpos0 (with a spring on
+        the joint, the one controller's: (kp t + k s) / (kp + k)), a velocity servo's the
+        rate ctrl / gear it aims at. MuJoCo clamps ctrl to ctrlrange."""
+        m = self.m
+        voltages: dict = {}
+        targets: dict = {}
+        ignored: dict[str, list[str]] = {}
+        for a in range(m.nu):
+            c = float(ctrl[a])
+            if m.actuator_ctrllimited[a] and not (
+                    m.opt.disableflags & int(self.mj.mjtDisableBit.mjDSBL_CLAMPCTRL)):
+                c = min(max(c, float(m.actuator_ctrlrange[a, 0])),
+                        float(m.actuator_ctrlrange[a, 1]))
+            j, kind = self.actuated.get(a, (None, None))
+            label = quoted(_name(m, self.mj.mjtObj.mjOBJ_ACTUATOR, a, f"actuator{a}"))
+            if j is None or kind is None:
+                if c:
+                    ignored.setdefault("not mapped", []).append(label)
+                continue
+            joint = by_id[j]
+            motor = joint.get("motor") or {}
+            k = float(m.jnt_stiffness[j])
+            g = float(m.actuator_gear[a, 0])
+            qadr = int(m.jnt_qposadr[j])
+            spring = float(m.qpos_spring[qadr] - m.qpos0[qadr])
+            if kind in ("motor", "dcmotor"):
+                if "controller" in motor:   # a spring's controller sets its voltage
+                    if c:
+                        ignored.setdefault("a motor on a joint with a spring", []).append(label)
+                    continue
+                limit = float(motor.get("voltage_limit", math.inf))
+                voltages[joint["name"]] = min(max(c, -limit), limit)
+            elif kind == "position":
+                kp = g * g * float(m.actuator_gainprm[a, 0])
+                t = c / g - float(m.qpos0[qadr])
+                targets[joint["name"]] = (kp * t + k * spring) / (kp + k)
+            elif kind == "velocity":
+                targets[joint["name"]] = [spring, c / g] if k > 0 else c / g
+        return voltages, targets, ignored
+
     # --- what does not map --------------------------------------------------
 
     def unmapped(self) -> None:
@@ -1090,5 +1307,3 @@ class _Reader:
             self.note("soft joint-limit solref/solimp (limits are hard)")
         if np.any(m.jnt_margin):
             self.note("joint limit margins")
-        if m.nkey:
-            self.note(f"{m.nkey} keyframe{'s' if m.nkey > 1 else ''} (the scene starts at qpos0)")

@@ -669,14 +669,23 @@ class KeyframeBodySpec(_Spec):
 
 class KeyframeSpec(_Spec):
     """A pose to start from, written by hand (physics/keyframe.py; `sharnir run --keyframe
-    NAME`, the panel's Keyframes): revolute and prismatic joints' coordinates (rad or m)
-    and rates, free bodies' states, motor voltages (V). Joints not named keep their
-    coordinates; every moving body starts at rest but for the rates and velocities given."""
+    NAME`, the panel's Keyframes; MJCF `<key>`s): in `joints` a revolute or prismatic joint's
+    coordinate (rad or m; each hinge of a universal joint or gimbal its own angle, the middle
+    one's within +-pi/2) or a spherical joint's rotation [w, x, y, z] (a unit quaternion: the
+    joint's frame on body_b relative to the one on body_a, frames whose x is the joint's
+    axis; the angle it reports is the rotation's); in `rates` their rates (rad/s or m/s), a
+    spherical joint's angular velocity [x, y, z] (rad/s, body_b relative to body_a, in the
+    joint's frame on body_b); free bodies' states (the engine's frame: centre of mass and
+    principal axes); motor voltages (V); in `targets` the set-point of a joint's position or
+    velocity controller (rad, m, or a rate for a velocity controller), or [set-point, rate it
+    aims at] (World.set_target). Joints not named keep their coordinates; every moving body
+    starts at rest but for the rates and velocities given."""
     name: Name
-    joints: dict[Name, Real] = {}
-    rates: dict[Name, Real] = {}
+    joints: dict[Name, Real | Quat] = {}
+    rates: dict[Name, Real | Vec3] = {}
     bodies: dict[Name, KeyframeBodySpec] = {}
     voltages: dict[Name, Real] = {}
+    targets: dict[Name, Real | tuple[Real, Real]] = {}
 
 
 class LoadSpec(_Spec):
