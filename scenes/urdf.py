@@ -170,7 +170,7 @@ def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=N
     `package_roots` and the ROS packages found (see the module)."""
     path = Path(path)
     source = str(path)
-    root_el = _parse_xml(path, source)
+    root_el = _parse_xml(path, source, strict)
     roots = AssetRoots.of(path) if asset_roots is None else asset_roots
     own = own_package(path)
     roots = roots.widened(*package_roots, *([own] if own is not None else []))
@@ -178,6 +178,14 @@ def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=N
     reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots, notes,
                      strict=strict)
     links, joints = reader.read(root_el)
+    if not links:   # (ur3.urdf of example-robot-data, husky's empty.urdf: nothing in them)
+        warnings.warn(f"{source}: line {root_el.sourceline}: <robot> has no <link>: an empty "
+                      "scene", UrdfWarning, stacklevel=2)
+        bodies = [{"name": "ground", "shape": {"type": "plane"}, "kind": "static"}] if ground \
+            else []
+        name = root_el.get("name") or path.stem
+        return {"description": f'URDF robot "{name}" ({path.name}): no links', "bodies": bodies,
+                "joints": []}
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
     bodies, scene_joints = builder.build()
@@ -215,7 +223,7 @@ def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=N
 _XML_DECL = re.compile(rb"<\?xml\s[^>]*\?>")
 
 
-def _parse_xml(path: Path, source: str):
+def _parse_xml(path: Path, source: str, strict: bool = False):
     from lxml import etree
 
     data = read_bytes(path, source)   # a regular file of bounded size, or SceneError
@@ -234,11 +242,36 @@ def _parse_xml(path: Path, source: str):
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else "?"
-        raise SceneError(f"{source}: line {line}: not well-formed XML ({exc.msg})") from None
+        root = None
+        if "Extra content at the end of the document" in exc.msg and not strict:
+            # (PyBullet's humanoid.urdf: a stray tag after </robot>; PyBullet and MuJoCo
+            # read the file up to </robot>): read so, and said
+            end = data.rfind(b"</robot>")
+            if end >= 0:
+                try:
+                    root = etree.fromstring(data[:end + len(b"</robot>")], parser)
+                    warnings.warn(f"{source}: line {line}: what follows </robot> is not read "
+                                  "(not XML)", UrdfWarning, stacklevel=4)
+                except etree.XMLSyntaxError:
+                    root = None
+        if root is None:
+            raise SceneError(f"{source}: line {line}: not well-formed XML ({exc.msg})") from None
     if root.tag != "robot":
         raise SceneError(f"{source}: line {root.sourceline}: the root element is <{root.tag}>, "
                          "a URDF file's is <robot>")
     return root
+
+
+_NUMBER_PREFIX = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_OPTENV = re.compile(r"\$\(optenv\s+(\w+)\s*([^)]*)\)")
+
+
+def _substituted(text):
+    """xacro's $(optenv NAME default) left in a file written out by xacro (Clearpath's husky):
+    the environment variable NAME, else the default, as xacro would have put it."""
+    if "$(" not in text:
+        return text
+    return _OPTENV.sub(lambda m: os.environ.get(m.group(1), m.group(2)), text)
 
 
 def _rpy_matrix(r, p, y):
@@ -273,11 +306,23 @@ class _Reader:
             if default is None:
                 self.fail(el, label, "is required")
             return np.array(default, dtype=float)
-        words = text.replace(",", " ").split()   # ("0.07, 0, -0.03": PyBullet reads it)
-        try:
+        words = _substituted(text).replace(",", " ").split()   # ("0.07, 0, -0.03": PyBullet
+        try:                                                      # reads it)
             values = [float(w) for w in words]
         except ValueError:
-            self.fail(el, label, f'must be numbers (got {quoted(text)})')
+            # PyBullet reads each word as C's atof does, up to what is not a number ("-1.57."
+            # is -1.57): read so, and said (--strict: an error)
+            prefixes = [_NUMBER_PREFIX.match(w) for w in words]
+            if self.strict or not all(prefixes):
+                self.fail(el, label, f'must be numbers (got {quoted(text)})')
+            values = [float(m.group(0)) for m in prefixes]
+            self.notes.add("numbers with trailing characters (read up to them, as PyBullet "
+                           "does)", f"{label} {quoted(text)}")
+        wanted = (1, 3) if count is None else (count,)
+        if len(values) > max(wanted) and not self.strict:   # ("rpy" of 4, a scale of 4)
+            self.notes.add("extra numbers (the first ones read, as PyBullet does)",
+                           f"{label} {quoted(text)}")
+            values = values[:max(wanted)]
         if count is None:
             if len(values) not in (1, 3):
                 self.fail(el, label, f'must be 1 or 3 numbers (got {quoted(text)})')
@@ -322,7 +367,10 @@ class _Reader:
                           f"{links[name].line})")
             links[name] = self.link(el, name)
         if not links:
-            raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no <link>")
+            if self.strict:
+                raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no "
+                                 "<link>")
+            return links, []   # (an empty robot, as MuJoCo opens it: read_urdf says so)
         # a material named in one <visual> may be defined in another (as ROS tools read it)
         for link in links.values():
             link.visuals = [(shape, pos, rot, self.materials.get(rgba)
@@ -369,7 +417,9 @@ class _Reader:
             geometry = coll.find("geometry")
             if geometry is None or len(geometry) != 1:
                 self.fail(coll, w, "needs a <geometry> with one shape in it")
-            shape = self.shape(geometry[0], w, empty_ok=True)
+            shape = self.shape(geometry[0], w, empty_ok=True, missing_ok=not self.strict,
+                               missing_note="collision meshes not found (left out, as PyBullet "
+                                            "does; --strict: an error)")
             if shape is not None:
                 link.parts.append((shape, pos, rot))
         for k, vis in enumerate(el.findall("visual")):
@@ -458,7 +508,8 @@ class _Reader:
                       f'"{color.get("rgba")}")')
         return [float(x) for x in rgba]
 
-    def shape(self, el, where, missing_ok=False, empty_ok=False):
+    def shape(self, el, where, missing_ok=False, empty_ok=False,
+              missing_note="visual meshes not found (not drawn)"):
         """The shape dict of a geometry element; missing_ok: a mesh file that is not found
         gives None (listed in the warning) instead of an error; empty_ok: so does a shape of
         zero size (a sphere of radius 0: PyBullet loads it, and it has nothing to draw or to
@@ -481,8 +532,16 @@ class _Reader:
                 return None
             return {"type": tag, "radius": r, "half_length": length / 2}
         if tag == "mesh":
-            return self.mesh(el, where, missing_ok)
-        self.fail(el, where, f"unknown geometry <{tag}> (box, sphere, cylinder, capsule, mesh)")
+            return self.mesh(el, where, missing_ok, missing_note)
+        if tag == "plane":   # PyBullet's: z = 0 of its frame, the normal +z (only that one)
+            normal = self.numbers(el, "normal", 3, where, (0.0, 0.0, 1.0))
+            if np.linalg.norm(normal) == 0.0 or abs(normal[2]) < np.linalg.norm(normal) * (
+                    1.0 - 1e-9) or normal[2] < 0.0:
+                self.fail(el, f"{where} <plane normal>", "only the normal 0 0 1 is read (got "
+                          f"{quoted(el.get('normal') or '')}): turn the plane by <origin rpy>")
+            return {"type": "plane"}
+        self.fail(el, where, "unknown geometry <" + tag + "> (box, sphere, cylinder, capsule, "
+                  "mesh, plane)")
 
     def empty(self, el, attr, values, where, empty_ok):
         """True for sizes of which one is 0 (and the rest positive) where that may be left
@@ -498,7 +557,8 @@ class _Reader:
             self.fail(el, f"{where} <{el.tag} {attr}>", "must be positive (got "
                       f'"{el.get(attr)}")')
 
-    def mesh(self, el, where, missing_ok=False):
+    def mesh(self, el, where, missing_ok=False,
+             missing_note="visual meshes not found (not drawn)"):
         uri = el.get("filename")
         if not uri:
             self.fail(el, f"{where} <mesh>", 'needs a "filename"')
@@ -508,7 +568,7 @@ class _Reader:
                       f'"{el.get("scale")}")')
         file, tried, package = self.resolve(uri)
         if file is None and missing_ok:
-            self.notes.add("visual meshes not found (not drawn)", f'"{uri}"')
+            self.notes.add(missing_note, quoted(uri))
             return None
         if file is None:
             self.fail(el, f"{where} <mesh filename={quoted(uri, 40)}>",
@@ -886,6 +946,18 @@ class _Builder:
                     second += Rl @ link.inertia @ Rl.T + link.mass * (c @ c * np.eye(3)
                                                                        - np.outer(c, c))
         shape = None
+        planes = [part for part in parts if part[0]["type"] == "plane"]
+        if planes and (len(parts) > 1 or mass > 0.0 or not (
+                (name == root and self.fixed_base) or name in self.welded_to_world)):
+            self.fail(self.links[name].line, f"link {quoted(name)}", "a <plane> is fixed "
+                      "ground: only a massless link fixed to the world may have one, alone")
+        if planes:   # (PyBullet's plane_implicit.urdf) a static plane at the part's pose
+            [(_, pos, rot)] = planes
+            body = {"name": name, "kind": "static", "shape": {"type": "plane"},
+                    "pos": _floats(p0 + R0 @ pos), "quat": _floats(_matrix_quat(R0 @ rot))}
+            if visuals:
+                body["visuals"] = _visuals(visuals, pos, rot)
+            return body
         if parts:
             shape = {"type": "compound", "parts": [
                 {"shape": s, "pos": _floats(pos), "quat": _floats(_matrix_quat(rot))}

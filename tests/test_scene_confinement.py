@@ -204,7 +204,7 @@ def test_a_package_through_ros_package_path_is_a_declared_root(tmp_path, monkeyp
     (tmp_path / "elsewhere").mkdir()
     path = arm_urdf(tmp_path / "elsewhere", "package://my_robot/meshes/rock.obj")
     with pytest.raises(SceneError, match="no such mesh file"):
-        read_urdf(path)
+        read_urdf(path, strict=True)
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(src))
     assert mesh_of(path) == src / "my_robot" / "meshes" / "rock.obj"
 

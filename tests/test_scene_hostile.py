@@ -8,6 +8,7 @@ import warnings
 import pytest
 
 from sharnir.scenes import SceneError, load_scene, read_scene
+from sharnir.scenes.urdf import UrdfWarning
 
 SPHERE = 'bodies = [{{ name = "b", shape = {{ type = "sphere", radius = {r} }}, density = 1.0 }}]'
 
@@ -254,6 +255,12 @@ def test_a_file_name_the_system_refuses_is_one_short_line(tmp_path, name, how):
             load_scene(path)
         assert "\n" not in str(info.value) and len(str(info.value)) <= 300 + len(str(path))
         return
+    if how == "urdf mesh":   # (a collision mesh not found is left out, as PyBullet does)
+        with pytest.warns(UrdfWarning) as caught:
+            load_scene(path)
+        bare = str(caught[0].message).replace(str(path), "FILE")
+        assert "\n" not in bare and len(bare) <= 300 and "not found" in bare
+        return
     one_line_error(path)
 
 
@@ -285,8 +292,8 @@ def test_an_mjcf_naming_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path)
 def test_a_urdf_attribute_of_600000_characters_is_quoted_short(tmp_path):
     path = tmp_path / "r.urdf"
     path.write_text('<robot name="r"><link name="a"><inertial><mass value="1"/><origin rpy="'
-                    + " ".join(["1"] * 300_000) + '"/></inertial></link></robot>\n')
-    assert "must be 3 numbers" in one_line_error(path, build=False)
+                    + " ".join(["x"] * 300_000) + '"/></inertial></link></robot>\n')
+    assert "must be numbers" in one_line_error(path, build=False)
 
 
 def test_an_mjcf_gear_whose_square_underflows_is_not_divided_by(tmp_path):

@@ -50,7 +50,7 @@ def test_an_inertia_off_by_the_rounding_of_its_digits_loads_without_a_word(tmp_p
     negative moment to 0, then the largest (over the sum of the others by 0.4e-8) moved
     with them by 0.4e-8 / 3."""
     path = write(tmp_path, link("a", 'ixx="0.00000009" iyy="0.00000009" izz="0.00000018" '
-                                'ixy="0.000000094" ixz="0" iyz="0"'))
+                                'ixy="0.000000094" ixz="0" iyz="0"', mass=0.001))
     raw, notes = read(path)
     assert notes == []
     t = 0.4e-8 / 3

@@ -395,7 +395,9 @@ def test_a_package_elsewhere_is_found_through_package_roots_or_ros_package_path(
     _, pkg = arm
     path = write(tmp_path, mesh_link("package://my_robot/meshes/link2.stl"))
     with pytest.raises(SceneError, match="no such mesh file"):
-        read_urdf(path)
+        read_urdf(path, strict=True)
+    with pytest.warns(UrdfWarning, match="collision meshes not found .*link2.stl"):
+        read_urdf(path)   # (as PyBullet: left out, said)
     src = pkg.parent
     assert hull_file(path, package_roots=[src]) == pkg / "meshes" / "link2.stl"
     assert hull_file(path, package_roots=[pkg]) == pkg / "meshes" / "link2.stl"
@@ -652,8 +654,10 @@ MALFORMED = {
 def test_a_malformed_urdf_gives_one_error_naming_file_and_element(case, tmp_path):
     text, words = MALFORMED[case]
     path = write(tmp_path, text)
+    # (a number with trailing characters and a missing collision mesh are read as PyBullet
+    # reads them, with a warning: --strict makes them errors)
     with pytest.raises(SceneError) as caught:
-        read_scene(path)
+        read_scene(path, strict=case in ("bad number", "missing mesh"))
     message = str(caught.value)
     assert message.startswith(str(path) + ": line ") and "\n" not in message
     for word in words:
@@ -762,4 +766,70 @@ def test_a_missing_package_is_still_one_clear_error(tmp_path):
     path = tmp_path / "robot.urdf"
     path.write_text('<robot name="t">' + BALL_LINKS + "</robot>\n")
     with pytest.raises(SceneError, match='looked for a package "parts"'):
-        read_scene(path)
+        read_scene(path, strict=True)
+
+
+LOOSE = """<robot name="loose">
+<link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/>
+</inertial><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+<link name="arm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/>
+</inertial><collision><geometry><mesh filename="gone.stl" scale="1 1 1 1"/></geometry>
+</collision><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+<joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+  <origin xyz="$(optenv SHARNIR_TEST_XYZ 0.1 0 0.2)" rpy="0 0 0 0"/>
+  <limit lower="-1.57." upper="1.57" effort="10" velocity="2"/></joint>
+</robot>
+<extra/>
+"""
+
+
+def test_pybullets_loose_files_are_read_as_pybullet_reads_them_and_said(tmp_path,
+                                                                         monkeypatch):
+    """What PyBullet reads (humanoid.urdf's tag after </robot>, husky's xacro $(optenv),
+    microtaur's rpy of 4 numbers, racecar's scale of 4, biped2d's "-1.57.", Unitree's hands'
+    missing meshes) is read the same way, each named in the one warning; --strict refuses
+    each."""
+    monkeypatch.delenv("SHARNIR_TEST_XYZ", raising=False)
+    path = tmp_path / "loose.urdf"
+    path.write_text(LOOSE)
+    with pytest.warns(UrdfWarning) as caught:
+        raw = read_urdf(path, motors=False)
+    said = " ".join(str(w.message) for w in caught)
+    for words in ("follows </robot>", "extra numbers", "trailing characters",
+                  "collision meshes not found"):
+        assert words in said, words
+    joint = next(j for j in raw["joints"] if j["name"] == "j")
+    assert joint["limits"][0] == -1.57
+    base = next(b for b in raw["bodies"] if b["name"] == "base")
+    assert joint["anchor"][0] - base["pos"][0] == pytest.approx(0.1)   # the default
+    monkeypatch.setenv("SHARNIR_TEST_XYZ", "0.3 0 0.2")
+    with pytest.warns(UrdfWarning):
+        raw = read_urdf(path, motors=False)
+    base = next(b for b in raw["bodies"] if b["name"] == "base")
+    joint = next(j for j in raw["joints"] if j["name"] == "j")
+    assert joint["anchor"][0] - base["pos"][0] == pytest.approx(0.3)
+    with pytest.raises(SceneError):
+        read_urdf(path, strict=True)
+
+
+def test_pybullets_implicit_plane_and_an_empty_robot_open(tmp_path):
+    plane = tmp_path / "plane.urdf"
+    plane.write_text('<robot name="p"><link name="planeLink"><inertial><mass value="0"/>'
+                     '<inertia ixx="0" iyy="0" izz="0"/></inertial><collision><origin '
+                     'xyz="0 0 -0.5"/><geometry><plane normal="0 0 1"/></geometry></collision>'
+                     '</link></robot>')
+    world = load_scene(plane, robot={"fixed_base": True})
+    kinds = {name: type(shape).__name__ for name, shape in zip(world.body_names,
+                                                               world.body_shapes)}
+    assert kinds["planeLink"] == "Plane"
+    tilted = tmp_path / "tilted.urdf"
+    tilted.write_text(plane.read_text().replace('normal="0 0 1"', 'normal="1 0 0"'))
+    with pytest.raises(SceneError, match="only the normal 0 0 1"):
+        read_scene(tilted)
+    empty = tmp_path / "empty.urdf"
+    empty.write_text('<robot name="nothing"></robot>')
+    with pytest.warns(UrdfWarning, match="has no <link>: an empty scene"):
+        spec = read_scene(empty)
+    assert [b.name for b in spec.bodies] == ["ground"] and spec.joints == []
+    with pytest.raises(SceneError, match="has no <link>"):
+        read_scene(empty, strict=True)
