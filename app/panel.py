@@ -925,11 +925,15 @@ def draw_solver_plot(plot_buffer):
 
 def _latest(snapshot, what):
     """The last step's row of `what` ("joint" or "stats") in the snapshot's telemetry or,
-    when it has none (paused), in its history; None before the first step."""
+    when it has none (paused), in its history; None before the first step, and for "joint"
+    when that step had other joints than those on show (a grasp or release since)."""
     for chunk in (snapshot.telemetry, *reversed(snapshot.history)):
         rows = getattr(chunk, what)
         if len(rows):
-            return rows[-1]
+            row = rows[-1]
+            if what == "joint" and len(row) != len(snapshot.joint_names):
+                return None
+            return row
     return None
 
 

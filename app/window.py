@@ -53,10 +53,14 @@ def _marked(centres, point):
 
 
 def _latest_sliding(snap):
-    """Each joint's sliding flag at the latest step in the snapshot's history (0 if none)."""
+    """Each joint's sliding flag at the latest step in the snapshot's history, None if the
+    history has no step of the joints on show (a grasp or release changed them since: the
+    history keeps the steps before it)."""
+    joints = len(snap.joint_names)
     for chunk in reversed(snap.history):
         if len(chunk):
-            return chunk.joint[-1, :, 3]
+            flags = chunk.joint[-1, :, 3]
+            return flags if len(flags) == joints else None
     return None
 
 

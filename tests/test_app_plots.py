@@ -255,3 +255,27 @@ def test_the_plot_keeps_its_history_through_a_grasp_and_a_release(tmp_path):
     assert out["t0"] <= 0.3 and out["t1"] >= 0.6          # one history through both
     assert out["arm_nan"] == 0
     assert out["rows"] + out["missed"] >= round(out["t1"] * 240) - 1
+
+
+def test_a_frame_after_a_grasp_draws_and_tables_only_rows_of_the_joints_on_show():
+    """The history keeps the rows of the joints before a grasp (17 on the biped) while the
+    snapshot shows the joints after it (19): the sliding flags drawn and the joint table's
+    last row are of the joints on show, or none (the app crashed on the drawing)."""
+    from types import SimpleNamespace
+
+    from sharnir.app.panel import _latest
+    from sharnir.app.window import _latest_sliding
+
+    class Chunk(SimpleNamespace):
+        def __len__(self):
+            return len(self.joint)
+
+    before = Chunk(joint=np.ones((2, 17, 8)), stats=np.ones((2, 4)))
+    empty = Chunk(joint=np.zeros((0, 19, 8)), stats=np.zeros((0, 4)))
+    snap = SimpleNamespace(joint_names=[f"j{k}" for k in range(19)], history=(before,),
+                           telemetry=empty)
+    assert _latest_sliding(snap) is None and _latest(snap, "joint") is None
+    assert _latest(snap, "stats") is not None
+    after = Chunk(joint=np.ones((1, 19, 8)), stats=np.ones((1, 4)))
+    snap.history = (before, after)
+    assert len(_latest_sliding(snap)) == 19 and len(_latest(snap, "joint")) == 19
