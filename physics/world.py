@@ -1011,9 +1011,20 @@ class World:
             s.joint_impulse[:njo] = old.joint_impulse
             s.joint_damper_impulse[:njo] = old.joint_damper_impulse
             s.joint_coord[:njo] = old.joint_coord
+            s.joint_vel[:njo] = old.joint_vel
             for name in ("drag_body", "drag_flags", "drag_point", "drag_target", "drag_quat",
                          "drag_param", "drag_mass"):   # (bodies are only ever added)
                 getattr(s, name)[:] = getattr(old, name)
+        # the rates of the joints new in this build, which a step reads before it reports
+        # them (the controllers' w, a limit's approach): measured as the step would, where
+        # anything moves (a scene's initial velocities; a grasp's joint on moving bodies)
+        first = 0 if old is None else old.joint_coord.shape[0]
+        if first < nj and (np.any(s.body_vel) or np.any(s.body_angvel)):
+            from .keyframe import measure
+
+            _, rate = measure(self._model, s.body_pos, s.body_quat, s.body_vel, s.body_angvel,
+                              s.joint_coord)
+            s.joint_vel[first:] = rate[first:]
         self._state = s
         self._work = make_work(nb, nj, groups, islands, nm,
                                self._model.coupling_joint.shape[0])
@@ -1813,7 +1824,8 @@ class World:
             self._carry = c._replace(joint_impulse=np.delete(c.joint_impulse, j, axis=0),
                                      joint_damper_impulse=np.delete(c.joint_damper_impulse, j,
                                                                     axis=0),
-                                     joint_coord=np.delete(c.joint_coord, j, axis=0))
+                                     joint_coord=np.delete(c.joint_coord, j, axis=0),
+                                     joint_vel=np.delete(c.joint_vel, j, axis=0))
         del self._joints[j]
         self._model = None
 

@@ -362,11 +362,9 @@ def test_an_implicit_rate_gain_damps_as_implicit_euler_at_any_gain(articulation)
     # the voltage the step took: u = -kd w'
     assert world.motor_state["voltage"][0] == pytest.approx(-kd * rates[-1], rel=1e-9)
     sampled = _implicit_axle(kd, False, articulation)
-    sampled.step(1)
-    w1 = sampled.joint_vel[0]
-    sampled.step(2)
+    sampled.step(2)   # (the rate is measured at the build: the first step samples w0 too)
     factor = (1.0 - h * K * kd / (R * I_LOAD)) / (1.0 + h * K * K / (R * I_LOAD))
-    assert sampled.joint_vel[0] == pytest.approx(w1 * factor ** 2, rel=1e-9)
+    assert sampled.joint_vel[0] == pytest.approx(10.0 * factor ** 2, rel=1e-9)
 
 
 @pytest.mark.parametrize("articulation", ["sweep", "tree"])
@@ -412,3 +410,18 @@ def test_an_implicit_controller_comes_from_the_scene_file(tmp_path):
     world.step(5)
     a = 0.001 * 0.1 * 5000.1 / 0.01
     assert world.joint_vel[0] == pytest.approx(10.0 / (1.0 + a) ** 5, rel=1e-9)
+
+
+def test_a_joints_rate_is_known_before_the_first_step_and_kept_through_a_grasp():
+    """A sampled controller's first step reads the joint's rate: a scene's initial angular
+    velocity is measured at the build, and a grasp's rebuild keeps the rates (it had them
+    read as 0 for one step: a kd kick at every grasp)."""
+    world = _implicit_axle(5.0, False, w0=3.0)
+    assert world.joint_vel[0] == pytest.approx(3.0, rel=1e-12)
+    world.add_body("cup", Box((0.05, 0.05, 0.05)), mass=0.1, pos=(0.2, 0.0, 1.0))
+    world.step(3)
+    rate = world.joint_vel[0]
+    grip = world.grasp("wheel", "cup")
+    assert world.joint_vel[0] == rate and len(world.joint_vel) == 2
+    world.release(grip)
+    assert world.joint_vel[0] == rate
