@@ -23,6 +23,7 @@ import numpy as np
 
 from sharnir.physics.shape import Compound, Hull
 from sharnir.physics.shape import geoms as shape_geoms
+from sharnir.physics.transforms import quat_mul
 from sharnir.render.instances import point_instances, rotation_matrices
 
 from .commands import SetDrag
@@ -91,13 +92,6 @@ def pick(origin, direction, body_pos, body_quat, body_shapes):
 
 
 # ---- the drag ---------------------------------------------------------------------------------
-def _quat_mul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
 class Drag:
     """One drag, from the mouse press to its release: what the cursor asks for.
 
@@ -141,7 +135,7 @@ class Drag:
         axis (world frame)."""
         half = 0.5 * self.angle_target
         turn = np.concatenate([[math.cos(half)], math.sin(half) * self.axis])
-        return _quat_mul(turn, self.quat0)
+        return quat_mul(turn, self.quat0)
 
     def command(self):
         """The SetDrag command for the physics: pull the grabbed point to the target, or

@@ -55,6 +55,9 @@ import math
 
 import numpy as np
 
+from .shape import quat_matrix as matrix
+from .transforms import quat_conj, quat_mul
+
 # a spherical joint's rotation in a keyframe: a unit quaternion, its norm within this of 1
 # (then normalised: four digits typed by hand are enough)
 UNIT_TOLERANCE = 1e-3
@@ -170,25 +173,6 @@ def component(joint_body, fixed, body):
 
 
 # ---- quaternions, and the groups' rotations (gimbal.py) -------------------------------------
-def quat_mul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-def quat_conj(q):
-    return np.array([q[0], -q[1], -q[2], -q[3]])
-
-
-def matrix(q):
-    """The rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
 def relative(qfa, qfb):
     """q = conj(qfA) qfB, the sign with w >= 0 (a spherical joint's coordinate)."""
     q = quat_mul(quat_conj(qfa), qfb)

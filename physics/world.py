@@ -97,6 +97,7 @@ from .solver import (  # noqa: E402
     TRACE_TURN,
     step_many,
 )
+from .transforms import quat_conj, quat_mul
 from .tree import build_islands, build_tree  # noqa: E402
 
 
@@ -183,17 +184,6 @@ def _positive(name, value):
     if not (math.isfinite(v) and v > 0.0):
         raise ValueError(f"{name} must be a finite number > 0 (got {value})")
     return v
-
-
-def _quat_mul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-def _quat_conj(q):
-    return np.array([q[0], -q[1], -q[2], -q[3]])
 
 
 def _rotations(q):
@@ -506,7 +496,7 @@ class World:
             if np.any(c != 0.0) or np.any(Rp != np.eye(3)):
                 frame = (np.array(c, dtype=float), np.array(Rp, dtype=float))
                 pos = pos + quat_to_matrix(q) @ frame[0]
-                q = _quat_mul(q, matrix_quat(frame[1]))
+                q = quat_mul(q, matrix_quat(frame[1]))
                 q = q / np.linalg.norm(q)
         material = Material() if material is None else material
         if not isinstance(material, Material):
@@ -596,7 +586,7 @@ class World:
             body = self._current_body_pose(i)
             R = quat_to_matrix(body[1])
             anchors[side] = R.T @ (p - body[0])
-            frames[side] = _quat_mul(_quat_conj(body[1]), frame)
+            frames[side] = quat_mul(quat_conj(body[1]), frame)
         if jt == REVOLUTE:
             self._check_group(name, a, b, n / np.linalg.norm(n))
         self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
@@ -669,7 +659,7 @@ class World:
                 for place, k in enumerate(group):
                     types[k] = GROUP_TYPE[len(group), place]
                     turned = place == 2 and own[2] @ z < 0.0
-                    frames[k, side] = _quat_mul(F, (0.0, 0.0, 1.0, 0.0)) if turned else F
+                    frames[k, side] = quat_mul(F, (0.0, 0.0, 1.0, 0.0)) if turned else F
                 if side == 0:   # the anchors' offsets, in the group frame at q = 0
                     Fm = np.column_stack((x, y, z))
                     for place in range(1, len(group)):
@@ -1482,7 +1472,7 @@ class World:
         set-points of the controllers. Applied to this world it gives this pose and these
         velocities back."""
         from .joint import SPHERICAL
-        from .keyframe import joint_frames, outward, quat_conj, quat_mul
+        from .keyframe import joint_frames, outward
 
         model, state, _ = self._ready()
         roots = getattr(self, "_keyframe_roots", None)
@@ -2088,7 +2078,7 @@ class World:
         j = self._joint_index(joint)
         _, state, _ = self._ready()
         b = self._joints[j].bodies[1]
-        R = quat_to_matrix(_quat_mul(state.body_quat[b], self._joints[j].local_frame[1]))
+        R = quat_to_matrix(quat_mul(state.body_quat[b], self._joints[j].local_frame[1]))
         w = state.joint_reaction[j]
         return R.T @ w[:3], R.T @ w[3:]
 
@@ -2139,7 +2129,7 @@ class World:
         if frame is None:
             return pos, quat
         c, Rp = frame
-        q = _quat_mul(quat, _quat_conj(matrix_quat(Rp)))
+        q = quat_mul(quat, quat_conj(matrix_quat(Rp)))
         q = q / np.linalg.norm(q)
         return pos - quat_to_matrix(q) @ c, q
 
