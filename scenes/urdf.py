@@ -178,14 +178,6 @@ def read_urdf(path, *, fixed_base=None, package_roots=(), ground=False, height=N
     reader = _Reader(source, path.parent, [Path(p) for p in package_roots], roots, notes,
                      strict=strict)
     links, joints = reader.read(root_el)
-    if not links:   # (ur3.urdf of example-robot-data, husky's empty.urdf: nothing in them)
-        warnings.warn(f"{source}: line {root_el.sourceline}: <robot> has no <link>: an empty "
-                      "scene", UrdfWarning, stacklevel=2)
-        bodies = [{"name": "ground", "shape": {"type": "plane"}, "kind": "static"}] if ground \
-            else []
-        name = root_el.get("name") or path.stem
-        return {"description": f'URDF robot "{name}" ({path.name}): no links', "bodies": bodies,
-                "joints": []}
     builder = _Builder(source, links, joints, notes, fixed_base=fixed_base, motors=motors,
                        merge_fixed=merge_fixed, self_collision=self_collision)
     bodies, scene_joints = builder.build()
@@ -366,11 +358,8 @@ class _Reader:
                 self.fail(el, f'link "{name}"', f"duplicate name (already on line "
                           f"{links[name].line})")
             links[name] = self.link(el, name)
-        if not links:
-            if self.strict:
-                raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no "
-                                 "<link>")
-            return links, []   # (an empty robot, as MuJoCo opens it: read_urdf says so)
+        if not links:   # (a xacro output left empty: a clean error, as issue 28 asks)
+            raise SceneError(f"{self.source}: line {root.sourceline}: <robot> has no <link>")
         # a material named in one <visual> may be defined in another (as ROS tools read it)
         for link in links.values():
             link.visuals = [(shape, pos, rot, self.materials.get(rgba)

@@ -812,7 +812,7 @@ def test_pybullets_loose_files_are_read_as_pybullet_reads_them_and_said(tmp_path
         read_urdf(path, strict=True)
 
 
-def test_pybullets_implicit_plane_and_an_empty_robot_open(tmp_path):
+def test_pybullets_implicit_plane_opens_and_an_empty_robot_is_one_error(tmp_path):
     plane = tmp_path / "plane.urdf"
     plane.write_text('<robot name="p"><link name="planeLink"><inertial><mass value="0"/>'
                      '<inertia ixx="0" iyy="0" izz="0"/></inertial><collision><origin '
@@ -826,10 +826,7 @@ def test_pybullets_implicit_plane_and_an_empty_robot_open(tmp_path):
     tilted.write_text(plane.read_text().replace('normal="0 0 1"', 'normal="1 0 0"'))
     with pytest.raises(SceneError, match="only the normal 0 0 1"):
         read_scene(tilted)
-    empty = tmp_path / "empty.urdf"
+    empty = tmp_path / "empty.urdf"   # (a xacro output left empty: MuJoCo opens nothing)
     empty.write_text('<robot name="nothing"></robot>')
-    with pytest.warns(UrdfWarning, match="has no <link>: an empty scene"):
-        spec = read_scene(empty)
-    assert [b.name for b in spec.bodies] == ["ground"] and spec.joints == []
-    with pytest.raises(SceneError, match="has no <link>"):
-        read_scene(empty, strict=True)
+    with pytest.raises(SceneError, match="line 1: <robot> has no <link>"):
+        read_scene(empty)
