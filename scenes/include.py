@@ -10,8 +10,10 @@ includes too), then placed: with R = R(quat) and p = pos, every body's pos -> p 
 quat -> quat * q_body, vel -> R vel, angvel -> R angvel; every joint's anchor -> p + R anchor,
 axis -> R axis; a load's force and torque -> R force, R torque. Every body and joint name gets
 `prefix` in front ("world" stays the world), so one file can be included twice. Its bodies,
-joints and loads are appended to the including scene's; its world, solver, duration and
-behaviour are the including file's business and are not taken. A file that includes itself
+joints and loads are appended to the including scene's; its keyframes are renamed and placed
+the same way (a free body's pos, quat and velocities) and joined by keyframe name with the
+including file's (its entries winning); its world, solver, duration and behaviour are the
+including file's business and are not taken. A file that includes itself
 (directly or not) and includes deeper than MAX_DEPTH are errors naming the chain.
 
 Every included file, and every folder of an entry's ``urdf.package_roots``, must lie in the
@@ -89,7 +91,34 @@ def expand(raw: dict, path: Path, read: Callable[..., dict],
                 if not isinstance(raw[section], list):
                     raise IncludeError(f'"{section}" must be an array of tables')
                 raw[section].extend(placed[section])
+        _merge_keyframes(raw, placed["keyframes"])
     return raw
+
+
+_KEY_TABLES = ("joints", "rates", "bodies", "voltages", "targets")
+
+
+def _merge_keyframes(raw: dict, keys: list) -> None:
+    """An included file's keyframes (placed) joined with the including file's by name: one
+    name's tables are merged, the including file's entries winning (an arm's "home" and the
+    other arm's make the scene's "home")."""
+    if not keys:
+        return
+    raw.setdefault("keyframes", [])
+    if not isinstance(raw["keyframes"], list):
+        raise IncludeError('"keyframes" must be an array of tables')
+    by_name = {k.get("name"): k for k in raw["keyframes"] if isinstance(k, dict)}
+    for key in keys:
+        if not isinstance(key, dict) or key.get("name") not in by_name:
+            raw["keyframes"].append(key)
+            if isinstance(key, dict):
+                by_name[key.get("name")] = key
+            continue
+        mine = by_name[key["name"]]
+        for table in _KEY_TABLES:
+            if isinstance(key.get(table), dict):
+                ours = mine.get(table)
+                mine[table] = {**key[table], **(ours if isinstance(ours, dict) else {})}
 
 
 def _first_error(exc: Exception) -> str:
@@ -117,7 +146,7 @@ def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
         t = turn(v)
         return [pos[i] + t[i] for i in range(3)] if t is not v else v
 
-    out: dict[str, list] = {"bodies": [], "joints": [], "loads": []}
+    out: dict[str, list] = {"bodies": [], "joints": [], "loads": [], "keyframes": []}
     for body in raw.get("bodies") or ():
         if not isinstance(body, dict):
             out["bodies"].append(body)
@@ -153,6 +182,29 @@ def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
             if key in ld:
                 ld[key] = turn(ld[key])
         out["loads"].append(ld)
+    for key in raw.get("keyframes") or ():
+        if not isinstance(key, dict):
+            out["keyframes"].append(key)
+            continue
+        k = dict(key)
+        for table in ("joints", "rates", "voltages", "targets"):
+            if isinstance(k.get(table), dict):
+                k[table] = {name(n): v for n, v in k[table].items()}
+        if isinstance(k.get("bodies"), dict):   # a free body's state, placed as the bodies
+            bodies = {}
+            for n, entry in k["bodies"].items():
+                e = dict(entry) if isinstance(entry, dict) else entry
+                if isinstance(e, dict):
+                    if "pos" in e:
+                        e["pos"] = move(e["pos"])
+                    if _vec(e.get("quat"), 4):
+                        e["quat"] = list(_qmul(quat, e["quat"]))
+                    for v in ("vel", "angvel"):
+                        if v in e:
+                            e[v] = turn(e[v])
+                bodies[name(n)] = e
+            k["bodies"] = bodies
+        out["keyframes"].append(k)
     return out
 
 

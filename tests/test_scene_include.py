@@ -144,3 +144,41 @@ def test_urdf_options_on_another_file_are_an_error(tmp_path):
     scene = write(tmp_path, "a.toml", 'include = [{ file = "arm.toml", urdf = { ground = true } }]')
     with pytest.raises(SceneError, match="apply to a .urdf file only"):
         read_scene(scene)
+
+
+def test_included_keyframes_are_renamed_placed_and_joined_by_name(tmp_path):
+    """Two arms, each file with a "home" keyframe: the scene's "home" sets both shoulders
+    (renamed), a free ball's keyframe pose is placed as its body is, and the including
+    file's own entries win over an included one."""
+    write(tmp_path, "arm.toml", ARM + """
+[[bodies]]
+name = "ball"
+shape = { type = "sphere", radius = 0.05 }
+mass = 0.1
+pos = [1.0, 0.0, 0.0]
+[[keyframes]]
+name = "home"
+joints = { shoulder = 0.3 }
+bodies.ball = { pos = [1.0, 0.0, 0.5], vel = [1.0, 0.0, 0.0] }
+""")
+    scene = write(tmp_path, "two.toml", f"""
+include = [
+  {{ file = "arm.toml", prefix = "l_", pos = [0.0, 0.5, 1.0] }},
+  {{ file = "arm.toml", prefix = "r_", pos = [0.0, -0.5, 1.0], quat = {QZ90} }},
+]
+[[keyframes]]
+name = "home"
+joints = {{ r_shoulder = -0.2 }}
+""")
+    spec = read_scene(scene)
+    [home] = spec.keyframes
+    assert home.joints == {"l_shoulder": 0.3, "r_shoulder": -0.2}
+    np.testing.assert_allclose(home.bodies["l_ball"].pos, (1.0, 0.5, 1.5))
+    np.testing.assert_allclose(home.bodies["r_ball"].pos, (0.0, 0.5, 1.5), atol=1e-15)
+    np.testing.assert_allclose(home.bodies["r_ball"].vel, (0.0, 1.0, 0.0), atol=1e-15)
+    world = build_world(spec)
+    world.apply_keyframe(**world.keyframes["home"])
+    names = world.joint_names
+    np.testing.assert_allclose([world.joint_coord[names.index("l_shoulder")],
+                                world.joint_coord[names.index("r_shoulder")]], [0.3, -0.2],
+                               atol=1e-12)
