@@ -11,9 +11,7 @@ import copy
 import difflib
 import importlib
 import math
-import os
 import re
-import stat
 import sys
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -23,7 +21,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from sharnir.physics.message import listing, quoted, shortened
+from sharnir.physics.message import listing, quoted
 
 from .asset_roots import AssetRoots, own_package
 from .include import IncludeError
@@ -43,11 +41,11 @@ from .schema import (
     VisualSpec,
     WorldSpec,
 )
+from .source import MAX_SCENE_BYTES, SceneError, read_bytes  # noqa: F401 (re-exported)
 
 SCENE_DIR = Path(__file__).parent
 MAX_REPORTED = 10
 SHOW_CHARS = 80             # a value quoted in a message is cut to about this many characters
-MAX_SCENE_BYTES = 64 << 20  # a scene file larger than this is refused before it is read
 # a URDF opened as a scene stands on a ground plane (an included one is placed by its include)
 OPENED_URDF = {"ground": True, "height": 0.0}
 
@@ -97,14 +95,6 @@ def resolve_scene(ref: str | Path) -> Path:
         return shipped
     names = ", ".join(shipped_scenes())
     raise SceneError(f"{ref}: no such file, nor a shipped scene (shipped: {names})")
-
-
-class SceneError(Exception):
-    """A scene that cannot be loaded; ``str()`` is the message to show the user, one line per
-    problem, each cut to a few hundred characters (physics.message.shortened)."""
-
-    def __init__(self, message=""):
-        super().__init__(shortened(message))
 
 
 class MeshWarning(UserWarning):
@@ -519,36 +509,6 @@ def _parse_value(text: str, where: str) -> Any:
     except ValueError:   # (an integer of more than sys.get_int_max_str_digits() digits)
         raise SceneError(f"{where}: an integer has more digits than can be read "
                          f"({sys.get_int_max_str_digits()} at most)") from None
-
-
-def read_bytes(path: Path, source: str, limit: int = MAX_SCENE_BYTES) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; SceneError otherwise (a folder,
-    a FIFO or a device is refused before it is opened: reading one may never end)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise SceneError(f"{source}: no such file") from None
-    except OSError as exc:   # (a name too long is shown cut short)
-        shown = source if len(source) <= 300 else quoted(source, 200)
-        raise SceneError(f"{shown}: cannot read the file ({exc.strerror})") from None
-    except ValueError:   # (a NUL character in the name)
-        raise SceneError(f"{source!r}: not a usable file name") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise SceneError(f"{source}: is a directory, not a scene file")
-    if not stat.S_ISREG(info.st_mode):
-        raise SceneError(f"{source}: not a regular file (a pipe, socket or device); "
-                         "scene files are read from regular files only")
-    if info.st_size > limit:
-        raise SceneError(f"{source}: {info.st_size:,} bytes, more than the {limit:,} a scene "
-                         "file may have")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError as exc:
-        raise SceneError(f"{source}: cannot read the file ({exc.strerror})") from None
-    if len(data) > limit:   # grew while we looked
-        raise SceneError(f"{source}: more than the {limit:,} bytes a scene file may have")
-    return data
 
 
 def _read_toml(path: Path, source: str) -> dict:

@@ -143,7 +143,7 @@ from sharnir.physics.gimbal import MAX_MIDDLE_ANGLE
 from sharnir.physics.message import quoted
 
 from .asset_roots import AssetRoots
-from .loader import SceneError, read_bytes
+from .source import SceneError, read_bytes
 
 # share of a body's mass each intermediate body of a multi-joint body takes
 INTERMEDIATE_MASS = 0.05

@@ -101,7 +101,7 @@ import numpy as np
 from sharnir.physics.message import listing, quoted
 
 from .asset_roots import AssetRoots, own_package
-from .loader import SceneError, read_bytes
+from .source import SceneError, read_bytes
 
 WORLD = "world"
 SUPPLY_V = 24.0          # V, every motor's supply
