@@ -25,6 +25,10 @@ def run_headless_child(code, *args, cwd):
     from the other tests; the timeout leaves room for a cold numba compile."""
     env = dict(os.environ, PYGLET_HEADLESS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(REPO)]))
+    # the app's own settings (recent files, window size) in the test's folder, unless the
+    # test chose a folder: the user's would change the panel's layout (a list of recent
+    # files moved the joints table away from where a test points)
+    env.setdefault("XDG_CONFIG_HOME", str(Path(cwd).resolve() / ".config"))
     result = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr
