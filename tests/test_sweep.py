@@ -247,8 +247,10 @@ def _child_env():
 
 
 def test_ctrl_c_stops_cleanly_keeps_the_finished_rows_and_resumes(tmp_path):
-    # 24 runs of about 0.1 s each (the energy channel steps one step per call)
-    text = ('scene = "door"\nduration = 2.0\n[[grid]]\npath = "joints.hinge.friction"\n'
+    # 24 runs of about 0.5 s each (the energy channel steps one step per call): long enough
+    # that the sweep is still running when the third row is written (runs of 0.05 s, all 24
+    # took 1 s: the interrupt came after the end)
+    text = ('scene = "door"\nduration = 20.0\n[[grid]]\npath = "joints.hinge.friction"\n'
             'linspace = [10.0, 30.0, 24]\n[[metrics]]\nchannel = "energy"\nreduce = "min"\n')
     spec, out = write_spec(tmp_path, text), tmp_path / "out"
     command = [sys.executable, "-m", "sharnir", "sweep", str(spec), "--out", str(out),
