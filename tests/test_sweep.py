@@ -255,8 +255,11 @@ def test_ctrl_c_stops_cleanly_keeps_the_finished_rows_and_resumes(tmp_path):
     spec, out = write_spec(tmp_path, text), tmp_path / "out"
     command = [sys.executable, "-m", "sharnir", "sweep", str(spec), "--out", str(out),
                "--no-plots", "--jobs", "2"]
+    # (SIGINT back to its default in the child: a background job, as CI's shell may run the
+    # tests, starts with it ignored, and Python then never raises KeyboardInterrupt)
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True, env=_child_env())
+                             start_new_session=True, env=_child_env(),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and child.poll() is None:
