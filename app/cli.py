@@ -135,7 +135,7 @@ def main(argv=None):
     and closed (_fast_exit)."""
     if argv is None:
         status = main(sys.argv[1:])
-        if _FAST_EXIT.get("run"):
+        if status == 0 and sys.argv[1:2] == ["run"]:   # a run whose files are all closed
             _fast_exit(status)
         return status
     argv = list(argv)
@@ -160,9 +160,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("\nsharnir: interrupted", file=sys.stderr)
         return INTERRUPTED_STATUS
-
-
-_FAST_EXIT = {}   # "run": True once a run's outputs are closed (main(argv=None) ends there)
 
 
 def _fast_exit(status):
@@ -623,7 +620,6 @@ def _run(args):
     print(_format_summary(summary))
     if args.json:
         print(json.dumps(_json_ready(summary), allow_nan=False))
-    _FAST_EXIT["run"] = True   # every output is written and closed
     return 0
 
 
