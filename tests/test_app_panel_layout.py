@@ -157,7 +157,9 @@ CHILD = textwrap.dedent("""
     state = app.panel_state
 
     def until(condition, timeout=120):
+        # at least one frame: the panel reads a snapshot that may be ready before any frame
         deadline = time.time() + timeout
+        app.run_frames(1)
         while not condition() and time.time() < deadline:
             app.run_frames(1)
         return condition()
