@@ -39,6 +39,12 @@ What maps, and how:
   a chain's parents and children do not cost bits: dm_control's dog.xml (57 moving bodies and
   6 static geoms that collide) needs 23. Past 62 bits contype/conaffinity are used as
   group/mask, which loses the ``<exclude>`` pairs and the parents (named in the warning).
+* **Start inside the floor.** A free-floating tree whose geoms lie more than `GROUND_SINK_M`
+  (1 mm) inside the world's static geoms at ``qpos0`` (MuJoCo's own contacts there, those with
+  a near-vertical normal) is raised by its deepest penetration (its free joint's ``qpos0``),
+  named in the warning with the file's keyframes: contacts here are hard, and menagerie's
+  Barkour scenes start the robot 10 cm through the floor (MuJoCo's soft contacts push it out
+  over the first steps). Keyframes keep their own poses.
 * **Joints.** hinge -> revolute, slide -> prismatic, ball -> spherical, free -> none (a
   floating body); anchor ``d.xanchor`` and axis ``d.xaxis`` in the world at ``qpos0``;
   ``jnt_range - qpos0`` when limited; ``dof_frictionloss`` -> ``friction`` (Coulomb).
@@ -188,9 +194,57 @@ def mjcf_scene(path: str | Path, asset_roots: AssetRoots | None = None
     m = _compile(source)
     import mujoco
 
+    raised = _raise_onto_ground(m)
     d = mujoco.MjData(m)
     mujoco.mj_kinematics(m, d)
-    return _Reader(m, d, source).scene()
+    raw, notes = _Reader(m, d, source).scene()
+    return raw, raised + notes
+
+
+GROUND_SINK_M = 1e-3   # m: a free body deeper than this in the ground at qpos0 is raised
+GROUND_NORMAL_Z = 0.7  # a contact whose normal is this close to vertical is with the ground
+
+
+def _raise_onto_ground(m) -> list[str]:
+    """Raise each free-floating tree whose geoms start more than GROUND_SINK_M inside the
+    world's static geoms at ``qpos0`` (MuJoCo's contacts there, `mj_fwdPosition`, those with a
+    near-vertical normal: a floor, a plane or a box) by its deepest penetration, in
+    ``m.qpos0``: a hard contact cannot start 10 cm deep (menagerie's Barkour scenes put the
+    torso at the origin, the legs through the floor; MuJoCo's soft contacts push it out over
+    the first steps). Keyframes keep their own poses. The notes name each body raised."""
+    import mujoco
+
+    d = mujoco.MjData(m)
+    raised: dict[int, float] = {}
+    for _ in range(3):   # raised onto a floor, a tree may meet a table above it
+        mujoco.mj_resetData(m, d)
+        mujoco.mj_fwdPosition(m, d)
+        depth: dict[int, float] = {}
+        for c in d.contact[:d.ncon]:
+            if abs(float(c.frame[2])) < GROUND_NORMAL_Z or -float(c.dist) <= GROUND_SINK_M:
+                continue
+            g1, g2 = int(c.geom1), int(c.geom2)
+            for ground, other in ((g1, g2), (g2, g1)):
+                if int(m.body_weldid[int(m.geom_bodyid[ground])]) != 0:
+                    continue
+                root = int(m.body_rootid[int(m.geom_bodyid[other])])
+                j = int(m.body_jntadr[root])
+                if root == 0 or j < 0 or int(m.jnt_type[j]) != _FREE:
+                    continue
+                depth[j] = max(depth.get(j, 0.0), -float(c.dist))
+        if not depth:
+            break
+        for j, sink in depth.items():
+            m.qpos0[int(m.jnt_qposadr[j]) + 2] += sink
+            raised[j] = raised.get(j, 0.0) + sink
+    keys = [_name(m, mujoco.mjtObj.mjOBJ_KEY, k, f"key{k}") for k in range(m.nkey)]
+    notes = []
+    for j, sink in sorted(raised.items()):
+        root = int(m.jnt_bodyid[j])
+        name = _name(m, mujoco.mjtObj.mjOBJ_BODY, root, f"body{root}")
+        notes.append(f'"{name}" starting {sink:.3g} m inside the ground at qpos0 (raised onto '
+                     "it" + (f"; the file's keyframes: {', '.join(keys)})" if keys else ")"))
+    return notes
 
 
 def _compile(source: str):

@@ -17,7 +17,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 from sharnir.scenes import SceneError, build_world, load_scene, read_scene  # noqa: E402
-from sharnir.scenes.mjcf import INTERMEDIATE_MASS, NO_DAMPING, MjcfWarning  # noqa: E402
+from sharnir.scenes.mjcf import INTERMEDIATE_MASS, NO_DAMPING, MjcfWarning, read_mjcf  # noqa: E402
 
 HUMANOID = Path(__file__).parent / "fixtures" / "mjcf" / "humanoid.xml"
 REPO = Path(__file__).resolve().parents[1]
@@ -933,3 +933,46 @@ def test_a_stiff_implicit_servo_settles_as_implicit_euler_says(tmp_path):
         q += h * w
     assert world.joint_coord[0] == pytest.approx(q, abs=2e-5)
     assert abs(world.joint_coord[0] + 0.1) < 1e-3           # settled on the target
+
+
+SUNK = """
+<mujoco model="sunk">
+  <worldbody>
+    <geom name="floor" type="{floor}" size="{size}" pos="0 0 {floor_z}"/>
+    <body name="crate" pos="0.3 0 {z}">
+      <freejoint/>
+      <geom type="box" size="0.1 0.2 0.05" density="500"/>
+    </body>
+  </worldbody>
+  <keyframe><key name="up" qpos="0 0 1  1 0 0 0"/></keyframe>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("floor, size, floor_z", [("plane", "5 5 0.1", 0.0),
+                                                  ("box", "5 5 0.01", -0.01)])
+def test_a_free_body_sunk_in_the_floor_at_qpos0_is_raised_onto_it(tmp_path, floor, size,
+                                                                  floor_z):
+    # the crate's centre at z = 0: 5 cm of its 10 cm inside a floor whose top is z = 0
+    path = write(tmp_path, SUNK.format(floor=floor, size=size, floor_z=floor_z, z=0.0))
+    with pytest.warns(MjcfWarning, match=r'"crate" starting 0\.05 m inside the ground at '
+                                         r"qpos0 \(raised onto it; the file's keyframes: up"):
+        raw = read_mjcf(path)
+    crate = next(b for b in raw["bodies"] if b["name"] == "crate")
+    assert crate["pos"] == pytest.approx([0.3, 0.0, 0.05], abs=1e-9)   # resting on the top
+    assert raw["keyframes"][0]["bodies"]["crate"]["pos"] == pytest.approx([0.0, 0.0, 1.0])
+    with pytest.warns(MjcfWarning):
+        world = build_world(read_scene(path))
+    world.run(200)                           # and it rests there: no energy from nothing
+    _, state, _ = world._ready()
+    assert state.body_pos[world.body_names.index("crate"), 2] == pytest.approx(0.05, abs=2e-3)
+
+
+def test_a_free_body_touching_the_floor_within_a_millimetre_stays_where_the_file_puts_it(
+        tmp_path):
+    path = write(tmp_path, SUNK.format(floor="plane", size="5 5 0.1", floor_z=0.0, z=0.0495))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MjcfWarning)
+        raw = read_mjcf(path)
+    crate = next(b for b in raw["bodies"] if b["name"] == "crate")
+    assert crate["pos"][2] == pytest.approx(0.0495, abs=1e-12)
