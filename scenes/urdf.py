@@ -33,7 +33,9 @@ Mapping (the zero configuration, every joint at q = 0, is the initial pose):
   (1 % of the lightest link's, inertia from its geometry or a 5 cm ball), listed in the warning.
   Principal moments below 1e-6 of the link's largest (zero in the file), or below the mass
   times (1 mm)^2 (a radius of gyration of 1 mm: iCub's ankle has 1e-20 kg m^2), are raised
-  to that (all zero: to those of a 1 cm ball), listed in the warning.
+  to that (all zero: to those of a 1 cm ball), listed in the warning; unless the link's
+  collision geometry has no moment that small: then the link takes its geometry's inertia
+  (`flat_inertia`), as an all-zero tensor does.
 * joints: revolute -> revolute with its limits, continuous -> revolute without, prismatic ->
   prismatic with its limits (lower = upper: a locked joint, made fixed, listed), fixed ->
   the child merged into its parent (merge_fixed, default: masses, centres and inertias added
@@ -434,9 +436,32 @@ class _Reader:
             link.visuals.append((shape, pos, rot, rgba))
         if link.mass > 0 and not np.any(link.inertia):
             link.inertia = self.geometry_inertia(link)
+        elif link.mass > 0 and link.parts and not self.strict:
+            self.flat_inertia(link)
         return link
 
-    def geometry_inertia(self, link):
+    def flat_inertia(self, link):
+        """A link whose file gives a principal moment of (nearly) zero, below mass x
+        GYRATION_FLOOR_M^2 (a rod or a disc of no thickness: pybullet_data's biped2d writes
+        (0, 0.25, 0.25) for a 70 kg box torso), while its own collision geometry has none that
+        small, takes the inertia of that geometry, as for an all-zero inertia (PyBullet's
+        loadURDF always does by default). A moment raised to the floor instead makes a body
+        that turns 1e5 times faster about one axis than about the others, and the joints
+        holding it open."""
+        floor = link.mass * GYRATION_FLOOR_M**2
+        with np.errstate(all="ignore"):
+            if not np.isfinite(link.inertia).all() or \
+                    float(np.linalg.eigvalsh(link.inertia)[0]) >= floor:
+                return
+            geometric = self.geometry_inertia(link, note=False)
+            if not np.isfinite(geometric).all() or \
+                    float(np.linalg.eigvalsh(geometric)[0]) < floor:
+                return
+        self.notes.add("inertias computed from the collision geometry (a principal moment of "
+                       "zero in the file)", f'"{link.name}"')
+        link.inertia = geometric
+
+    def geometry_inertia(self, link, note=True):
         """The inertia about the link's centre of mass of its collision geometry at uniform
         density and the link's mass (MuJoCo's inertiafromgeom), for a link whose file gives a
         mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
@@ -456,8 +481,9 @@ class _Reader:
         R = body.frame_rot
         I = R @ np.diag(link.mass * np.asarray(body.unit_inertia(), dtype=float)) @ R.T
         d = np.asarray(body.frame_pos, dtype=float) - link.com
-        self.notes.add("inertias computed from the collision geometry (a mass with an "
-                       "all-zero inertia in the file)", f'"{link.name}"')
+        if note:
+            self.notes.add("inertias computed from the collision geometry (a mass with an "
+                           "all-zero inertia in the file)", f'"{link.name}"')
         return I + link.mass * (d @ d * np.eye(3) - np.outer(d, d))
 
     def valid_inertia(self, I, texts, el, where, link):

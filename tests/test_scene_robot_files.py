@@ -97,6 +97,38 @@ def test_a_mass_with_an_all_zero_inertia_takes_the_inertia_of_its_collision_box(
         read_urdf(path, fixed_base=False, strict=True)
 
 
+def test_a_rod_inertia_on_a_box_link_takes_the_inertia_of_its_box(tmp_path):
+    """pybullet_data's biped2d: a 70 kg torso, a 0.1 x 0.1 x 0.48 m box, written with the
+    principal moments (0, 0.2504, 0.2504) of a rod of no thickness. Raised to the floor
+    (70 kg x 1 mm^2) the torso turned 3,500 times faster about one axis than the others and
+    its joints opened; its box's moments are m (b^2 + c^2) / 12 and so on, as PyBullet's
+    loadURDF computes by default."""
+    box = '<collision><geometry><box size="0.1 0.1 0.48"/></geometry></collision>'
+    path = write(tmp_path, link("torso", 'ixx="0.2404" ixy="-0.01" ixz="-0.048" iyy="0.2404" '
+                                'iyz="-0.048" izz="0.02"', mass=70.0, geometry=box))
+    raw, notes = read(path)
+    m = 70.0
+    want = sorted([m * (0.1**2 + 0.1**2) / 12, m * (0.1**2 + 0.48**2) / 12,
+                   m * (0.1**2 + 0.48**2) / 12])
+    np.testing.assert_allclose(moments(raw, "torso"), want, rtol=1e-9)
+    assert len(notes) == 1 and "collision geometry" in notes[0] and '"torso"' in notes[0]
+    assert "principal moment of zero" in notes[0]
+
+
+def test_a_thin_link_whose_geometry_is_thin_too_keeps_the_files_inertia(tmp_path):
+    """A needle of 1 mm radius: the file's moments (about 0, m L^2 / 12, m L^2 / 12) match its
+    geometry, whose smallest moment is below the floor as well: no geometry inertia."""
+    needle = ('<collision><geometry><cylinder radius="0.0005" length="0.5"/></geometry>'
+              '</collision>')
+    m, L = 0.1, 0.5
+    rod = m * L * L / 12
+    path = write(tmp_path, link("needle", f'ixx="{rod}" iyy="{rod}" izz="0" ixy="0" ixz="0" '
+                                'iyz="0"', mass=m, geometry=needle))
+    raw, notes = read(path)
+    assert sorted(moments(raw, "needle"))[1:] == pytest.approx([rod, rod], rel=1e-9)
+    assert not any("collision geometry" in n for n in notes)
+
+
 def test_strict_on_the_command_line_refuses_what_would_be_repaired(tmp_path):
     path = write(tmp_path, link("thigh", 'ixx="-0.021" iyy="0.052" izz="0.099" ixy="0" '
                                 'ixz="0" iyz="0"'))
