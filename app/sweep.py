@@ -8,6 +8,7 @@ The spec (TOML, no code in it)::
     set = ["solver.iterations=200"]      # optional: --set overrides of every run
     seed = 1                             # the random samples' seed (default 0)
     samples = 16                         # random draws (with [[random]]); runs = grid x draws
+    timeout = 60.0                       # optional: wall-clock seconds a run may take (0: none)
 
     [[grid]]
     path = "joints.hinge.friction"       # any --set path ...
@@ -35,7 +36,8 @@ mechanical energy, J, each step); ``solver.iterations``, ``solver.residual``.
 
 Every run is a fresh world: ``read_scene(scene, set + the run's values)``, ``build_world``,
 ``World.run(round(duration / dt))``, the reducers. A run that fails (a bad value, a blow-up, any
-error) is a row with its error; the sweep goes on. Runs are deterministic (with the scene's
+error, longer than ``timeout`` seconds of wall-clock time: checked every `TIMEOUT_CHUNK` steps)
+is a row with its error; the sweep goes on. Runs are deterministic (with the scene's
 time budget off, budget_ms = 0), so a second ``sharnir sweep`` into the same folder skips the
 rows it finds there and runs the rest (resume); a spec, scene or physics that changed since is
 refused unless ``--restart``.
@@ -113,8 +115,9 @@ CHANNELS = ("joint.J.{" + ",".join(_JOINT_CHANNELS) + "}", "motor.J.{"
             "energy[.kinetic|.potential]", "solver.{iterations,residual}")
 _GRID_KINDS = ("values", "linspace", "geomspace")
 _RANDOM_KINDS = ("uniform", "loguniform", "integers", "choice")
-_TOP_KEYS = ("scene", "description", "duration", "set", "seed", "samples", "grid", "random",
-             "metrics")
+_TOP_KEYS = ("scene", "description", "duration", "set", "seed", "samples", "timeout", "grid",
+             "random", "metrics")
+TIMEOUT_CHUNK = 64   # steps between a run's checks of its timeout
 
 
 class SweepError(CliError):
@@ -157,6 +160,7 @@ class Spec:
     seed: int
     metrics: tuple
     raw: dict = field(repr=False, default_factory=dict)
+    timeout: float = 0.0  # s of wall-clock time a run may take, 0: no limit
 
     @property
     def parameters(self):
@@ -225,6 +229,10 @@ def spec_from_raw(raw, path):
         fail("samples", f"expected the number of random draws, >= 1 (got {samples!r})")
     if not random and samples not in (0, None):
         fail("samples", "given without any [[random]] parameter")
+    timeout = raw.get("timeout", 0.0)
+    if not _number(timeout) or not 0 <= timeout <= 1e7:
+        fail("timeout", f"expected wall-clock seconds a run may take, >= 0 (0: no limit; got "
+                        f"{timeout!r})")
     if not grid and not random:
         fail("grid", "nothing to sweep: add a [[grid]] or a [[random]] parameter")
     metrics = tuple(_metric(e, f"metrics[{i}]", fail)
@@ -244,7 +252,7 @@ def spec_from_raw(raw, path):
     if runs > MAX_RUNS:
         fail("grid", f"{runs} runs; at most {MAX_RUNS} in one sweep")
     return Spec(path, scene, float(duration), tuple(sets), grid, random, samples or 0, seed,
-                metrics, raw)
+                metrics, raw, float(timeout))
 
 
 def _scene_ref(scene, base, fail):
@@ -454,6 +462,11 @@ class Job:
     duration: float
     metrics: tuple
     base_sets: tuple
+    timeout: float = 0.0
+
+
+class RunTimeout(Exception):
+    """A run past its job's timeout (its row's error)."""
 
 
 _warmed = set()
@@ -496,7 +509,8 @@ def _expected(exc):
     from sharnir.physics import CheckpointError, SimulationError
     from sharnir.scenes import SceneError
 
-    return isinstance(exc, (SceneError, SimulationError, CheckpointError, ValueError))
+    return isinstance(exc, (SceneError, SimulationError, CheckpointError, ValueError,
+                            RunTimeout))
 
 
 def _simulate(job, sets):
@@ -509,15 +523,18 @@ def _simulate(job, sets):
                          f"(dt = {world.dt:g} s)")
     sources = [channel_source(world, m.channel) for m in job.metrics]
     bodies = any(s[0] == "body" for s in sources)
-    energy = None
-    progress = None
-    if any(s[0] == "energy" for s in sources):
-        energy = np.zeros((steps, 3))
+    energy = np.zeros((steps, 3)) if any(s[0] == "energy" for s in sources) else None
+    start = time.perf_counter()
 
-        def progress(done, _total):
+    def progress(done, _total):
+        if energy is not None:
             energy[done - 1] = mechanical_energy(world)
-    rec = world.run(steps, record_bodies=bodies, chunk=1 if energy is not None else 0,
-                    progress=progress)
+        if job.timeout and time.perf_counter() - start > job.timeout and done < steps:
+            raise RunTimeout(f"stopped at t = {done * world.dt:.6g} s of {job.duration:g} s: "
+                             f"over the timeout of {job.timeout:g} s of wall-clock time")
+    chunk = 1 if energy is not None else TIMEOUT_CHUNK if job.timeout else 0
+    rec = world.run(steps, record_bodies=bodies, chunk=chunk,
+                    progress=progress if chunk else None)
     row = {"steps": steps, "step_s": rec.wall_s}
     for m, s in zip(job.metrics, sources):
         row[m.name] = reduce_series(m, rec.t, _series(rec, s, energy))
@@ -695,14 +712,18 @@ class _Batcher:
     """Hands out the tasks in batches sized so that a batch takes about `target_s` (from the
     runs' mean time so far; one run a batch until the first come back), and never more than
     a share of what is left that keeps every worker busy to the end: the hand-off between
-    processes (about a millisecond) then stays small beside runs of a few milliseconds."""
+    processes (about a millisecond) then stays small beside runs of a few milliseconds.
+    `timing` (a backend's [runs, seconds], updated here) carries the mean over its calls."""
 
-    def __init__(self, tasks, workers, target_s):
+    def __init__(self, tasks, workers, target_s, timing=None):
         self.tasks = list(tasks)
         self.next = 0
         self.workers, self.target_s = workers, target_s
-        self.runs = 0
-        self.seconds = 0.0
+        self.timing = [0, 0.0] if timing is None else timing
+
+    @property
+    def runs(self):
+        return self.timing[0]
 
     def take(self):
         left = len(self.tasks) - self.next
@@ -710,15 +731,15 @@ class _Batcher:
             return []
         size = 1
         if self.runs:
-            size = int(self.target_s / max(self.seconds / self.runs, 1e-6))
+            size = int(self.target_s / max(self.timing[1] / self.runs, 1e-6))
         size = max(1, min(size, left // (2 * self.workers) or 1))
         batch = self.tasks[self.next:self.next + size]
         self.next += len(batch)
         return batch
 
     def done(self, rows):
-        self.runs += len(rows)
-        self.seconds += sum(r.get("wall_s") or 0.0 for r in rows)
+        self.timing[0] += len(rows)
+        self.timing[1] += sum(r.get("wall_s") or 0.0 for r in rows)
 
     def give_back(self, batch):
         """Tasks of a batch that never ran go out again."""
@@ -754,6 +775,7 @@ class PoolBackend(Backend):
     def __init__(self, jobs=None):
         self.jobs = jobs or os.cpu_count() or 1
         self.pool = None
+        self.timing = [0, 0.0]   # runs done and their seconds, for the batches' size
 
     def _start_pool(self):
         import multiprocessing
@@ -771,7 +793,7 @@ class PoolBackend(Backend):
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        batcher = _Batcher(tasks, self.jobs, self.BATCH_S)
+        batcher = _Batcher(tasks, self.jobs, self.BATCH_S, self.timing)
         pending = {}
         suspects = []   # runs in flight when a worker died: each runs again alone
         solo = []       # the suspect running alone now
@@ -864,6 +886,7 @@ class RayBackend(Backend):
         self.jobs = jobs
         self.started = False
         self.refs = {}
+        self.timing = [0, 0.0]   # runs done and their seconds, for the batches' size
 
     def start(self, job):
         ray = self.ray
@@ -887,7 +910,7 @@ class RayBackend(Backend):
 
     def rows(self, tasks):
         ray = self.ray
-        batcher = _Batcher(tasks, self.cpus, self.BATCH_S)
+        batcher = _Batcher(tasks, self.cpus, self.BATCH_S, self.timing)
 
         def fill():
             while len(self.refs) < 2 * self.cpus:
@@ -1223,9 +1246,51 @@ def prepare(spec, progress_stream=None):
             report.close()
     else:
         compile_step(world)
-    job = Job(spec.scene, spec.duration, spec.metrics, spec.sets)
+    _compile_variants(planner, spec, world, progress_stream)
+    job = Job(spec.scene, spec.duration, spec.metrics, spec.sets, spec.timeout)
     warm(job)
     return job, planner.runs()
+
+
+VARIANT_PROBES = 5   # values of each parameter built to find the step variants the runs need
+
+
+def _compile_variants(planner, spec, base_world, progress_stream):
+    """Compile, here and once, the step of each variant (warmup.variant: contacts, trees)
+    that a swept value may switch to (a friction of 0 can remove the joint-friction rows, a
+    setting the trees): up to VARIANT_PROBES values of each parameter, alone, are built,
+    so that no worker compiles (minutes) for its first run of another variant."""
+    from sharnir.physics.warmup import ProgressPrinter, compile_step, step_signature
+    from sharnir.scenes import build_world, read_scene
+
+    seen = {step_signature(base_world)}
+    for k, p in enumerate(spec.parameters):
+        if p.kind == "values":
+            picks = p.values
+        elif p.kind == "choice":
+            picks = p.args
+        else:
+            picks = (p.args[0], p.args[-1])
+        if len(picks) > VARIANT_PROBES:
+            picks = [picks[round(i * (len(picks) - 1) / (VARIANT_PROBES - 1))]
+                     for i in range(VARIANT_PROBES)]
+        for value in picks:
+            try:
+                world = build_world(read_scene(spec.scene, [*spec.sets,
+                                                            *_only(planner, k, value)]),
+                                    source=spec.scene)
+                sig = step_signature(world)
+            except Exception:   # noqa: BLE001 -- that run's row will say why
+                continue
+            if sig in seen:
+                continue
+            seen.add(sig)
+            report = ProgressPrinter(progress_stream) if progress_stream is not None else None
+            try:
+                compile_step(world, report)
+            finally:
+                if report is not None:
+                    report.close()
 
 
 def _only(planner, k, value):

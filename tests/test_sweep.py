@@ -173,6 +173,42 @@ def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_goes_on(tmp_path, c
     assert blown["status"] == "error" and "beyond max_speed" in blown["error"], blown
 
 
+def test_a_run_past_its_timeout_is_a_row_with_its_error(tmp_path, capsys):
+    # 2,000 s of the door (200,000 steps of 0.01 s, over a second of stepping on any machine)
+    # against a timeout of 0.05 s: stopped at its first check after 0.05 s, 64 steps apart
+    text = DOOR_SPEC.format(duration=2000.0, frictions=[20.0], pushes=[55.0])
+    spec = write_spec(tmp_path, "timeout = 0.05\n" + text)
+    start = time.perf_counter()
+    status, summary, _ = sweep(capsys, spec, "--out", tmp_path / "out", "--backend", "serial")
+    assert time.perf_counter() - start < 60
+    assert status == 0 and summary["failed"] == 1
+    row = read_rows(tmp_path / "out")[0]
+    assert row["status"] == "error" and "over the timeout of 0.05 s" in row["error"], row
+    assert float(row["wall_s"]) < 10
+
+
+def test_the_step_of_every_variant_a_value_switches_to_is_compiled_before_the_fan_out(
+        tmp_path, capsys, monkeypatch):
+    # solver.articulation = "tree" switches the door's step to the trees' variant: the parent
+    # readies it (from the shipped cache or by compiling) before any worker starts
+    from sharnir.physics import warmup
+
+    made = []
+    real = warmup.compile_step
+
+    def recording(world, progress=None):
+        made.append(warmup.variant(world))
+        return real(world, progress)
+    monkeypatch.setattr(warmup, "compile_step", recording)
+    spec = write_spec(tmp_path, 'scene = "door"\nduration = 0.1\n[[grid]]\n'
+                      'path = "solver.articulation"\nvalues = ["sweep", "tree"]\n'
+                      '[[metrics]]\nchannel = "joint.hinge.angle"\nreduce = "final"\n')
+    status, summary, _ = sweep(capsys, spec, "--out", tmp_path / "out", "--backend", "serial")
+    assert status == 0 and summary["failed"] == 0
+    assert sorted(made) == [(True, False), (True, True)] or sorted(made) == [
+        (False, False), (False, True)], made
+
+
 @pytest.mark.parametrize("text, expected", [
     ('scene = "door"\n[[grid]]\npath = "joints.hinge.friction"\nvalues = [1.0]\n'
      '[[metrics]]\nchannel = "joint.hinge.angle"\nreduce = "final"\n', "duration: required"),
@@ -189,6 +225,9 @@ def test_a_failing_run_is_a_row_with_its_error_and_the_sweep_goes_on(tmp_path, c
      'linspace = [1, 2]\n[[metrics]]\nchannel = "joint.hinge.angle"\nreduce = "final"\n',
      'grid[0] "joints.hinge.friction": linspace: expected [start, stop, count]'),
     ('scene = "door"\nduration = 1.0\ncode = "import os"\n', '"code": unknown key'),
+    ('scene = "door"\nduration = 1.0\ntimeout = -1\n[[grid]]\npath = "joints.hinge.friction"\n'
+     'values = [1.0]\n[[metrics]]\nchannel = "joint.hinge.angle"\nreduce = "final"\n',
+     "timeout: expected wall-clock seconds a run may take, >= 0"),
     ('scene = "door"\nduration = 1.0\n[[random]]\npath = "world.dt"\nuniform = [0.01, 0.02]\n'
      '[[metrics]]\nchannel = "joint.hinge.angle"\nreduce = "final"\n', "samples: expected"),
 ])
