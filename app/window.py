@@ -232,7 +232,7 @@ class App:
         self.gui = self.panel_state = None
         if panel:
             from .imgui_glue import ImGuiLayer
-            from .panel import PanelState
+            from .panel_state import PanelState
 
             self.gui, self.panel_state = ImGuiLayer(), PanelState()
         self.window.push_handlers(self)
@@ -401,7 +401,7 @@ class App:
 
     # ---- actions (keys and buttons) ---------------------------------------------------------
     def action_toggle_pause(self):
-        from .panel import toggle_pause
+        from .panel_state import toggle_pause
 
         toggle_pause(self.thread.snapshot, self.thread.send)
 
@@ -409,7 +409,7 @@ class App:
         self.thread.send(Step())
 
     def action_step_back(self):
-        from .panel import request_rewind
+        from .panel_state import request_rewind
 
         note = request_rewind(self.thread.snapshot, self.thread.send, back=1)
         if note and self.panel_state is not None:
@@ -483,7 +483,7 @@ class App:
         """One step along the panel's speed ladder (+ and -), told in a note.  Within
         SPEED_ASKED_S of the previous press, the speed it asked is the one stepped from
         (the snapshots may not show it yet), so that quick presses add up."""
-        from .panel import request_speed_step
+        from .panel_state import request_speed_step
 
         now = time.monotonic()
         current = self.thread.snapshot.speed
@@ -582,7 +582,7 @@ class App:
     def action_open(self, path):
         """Load the scene file `path` (as the panel's Open does); returns the panel's note
         when the path is refused at once, else None (a failed load opens the modal)."""
-        from .panel import PanelState, request_load
+        from .panel_state import PanelState, request_load
 
         state = self.panel_state if self.panel_state is not None else PanelState()
         note = request_load(self.thread.snapshot, self.thread.send, state, path)
@@ -592,7 +592,7 @@ class App:
 
     def action_reload(self):
         """Read the current scene file again (the panel's Reload)."""
-        from .panel import PanelState, request_reload
+        from .panel_state import PanelState, request_reload
 
         state = self.panel_state if self.panel_state is not None else PanelState()
         note = request_reload(self.thread.snapshot, self.thread.send, state)

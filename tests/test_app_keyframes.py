@@ -7,7 +7,7 @@ import numpy as np
 from test_app_simulation import start, step_paused, wait_for  # noqa: F401
 
 from sharnir.app.commands import ApplyKeyframe, CaptureKeyframe
-from sharnir.app.panel import keyframe_toml
+from sharnir.app.panel_state import keyframe_toml
 from sharnir.scenes import load_scene
 
 SCENE = """

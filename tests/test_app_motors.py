@@ -12,7 +12,7 @@ OPENED = textwrap.dedent("""
     from pathlib import Path
     from sharnir.app.window import App
     from sharnir.app.commands import ResumeController
-    from sharnir.app.panel import request_target, request_voltage
+    from sharnir.app.panel_state import request_target, request_voltage
 
     app = App(Path(sys.argv[1]), width=900, height=700)
     def run(seconds):

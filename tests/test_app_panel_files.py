@@ -1,5 +1,5 @@
 """Scene files in the app: the recent-files list (app.recent), the panel's load / reload /
-browse requests and how it follows a load (app.panel), and, in a headless app, dropping a
+browse requests and how it follows a load (app.panel_state), and, in a headless app, dropping a
 file on the window, a malformed file's modal and reloading an edited file.
 
 The recent list and the request functions are plain Python and are tested in-process; the
@@ -14,9 +14,9 @@ from types import SimpleNamespace
 import pytest
 from conftest import run_headless_child
 
-from sharnir.app import panel
+from sharnir.app import panel_state
 from sharnir.app.commands import Configure, Load
-from sharnir.app.panel import (
+from sharnir.app.panel_state import (
     PanelState,
     check_load,
     open_recent,
@@ -164,8 +164,8 @@ def test_check_load_tells_success_from_failure(tmp_path):
 
 
 def test_browse_without_a_dialog_program_points_to_the_path_box(tmp_path, monkeypatch):
-    monkeypatch.setattr(panel.shutil, "which", lambda name: None)
-    monkeypatch.setattr(panel.sys, "platform", "linux")
+    monkeypatch.setattr(panel_state.shutil, "which", lambda name: None)
+    monkeypatch.setattr(panel_state.sys, "platform", "linux")
     state = fresh_state(tmp_path)
     note = start_browse(state)
     assert "no file dialog" in note and "path" in note and state.dialog is None

@@ -21,7 +21,7 @@ import pytest
 from conftest import run_headless_child
 
 from sharnir.app.frame_rate import FrameRate
-from sharnir.app.panel import (
+from sharnir.app.panel_state import (
     PLOT_DEFAULT_JOINTS,
     PLOT_MIN_SPAN,
     PanelState,

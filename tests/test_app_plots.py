@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import run_headless_child
 
-from sharnir.app.panel import PLOT_CHANNELS, plot_axis_label, plot_channel_names
+from sharnir.app.panel_state import PLOT_CHANNELS, plot_axis_label, plot_channel_names
 from sharnir.app.plot_buffer import PlotBuffer
 from sharnir.app.snapshot import Telemetry
 from sharnir.scenes import load_scene
@@ -29,7 +29,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     import numpy as np
     from sharnir.app.commands import SetSpeed
-    from sharnir.app.panel import export_csv
+    from sharnir.app.panel_state import export_csv
     from sharnir.app.window import App
 
     folder = Path(sys.argv[2])
@@ -263,7 +263,7 @@ def test_a_frame_after_a_grasp_draws_and_tables_only_rows_of_the_joints_on_show(
     last row are of the joints on show, or none (the app crashed on the drawing)."""
     from types import SimpleNamespace
 
-    from sharnir.app.panel import _latest
+    from sharnir.app.panel_state import _latest
     from sharnir.app.window import _latest_sliding
 
     class Chunk(SimpleNamespace):

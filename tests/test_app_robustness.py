@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from sharnir.app.commands import Configure, Pause, Reset, Resume, SetBodyForce, SetSpeed, Step
-from sharnir.app.panel import PanelState, open_recent, request_load
+from sharnir.app.panel_state import PanelState, open_recent, request_load
 from sharnir.app.physics_thread import PhysicsThread
 from sharnir.app.printable import from_printable, printable
 from sharnir.app.recent import READ_MAX, RecentFiles
@@ -330,7 +330,7 @@ APP_CHILD = textwrap.dedent("""
     from pathlib import Path
     import numpy as np
     from sharnir.app.commands import Configure, Resume, SetBodyForce
-    from sharnir.app.panel import PanelState
+    from sharnir.app.panel_state import PanelState
     from sharnir.app.window import App, read_rgb_image
 
     door, folder = Path(os.fsdecode(sys.argv[1])), Path(os.fsdecode(sys.argv[2]))
@@ -397,7 +397,7 @@ APP_CHILD = textwrap.dedent("""
                 app.window.dispatch_event("on_file_drop", 600, 300, [str(odd)])  # (queued)
                 note = None
             else:
-                from sharnir.app.panel import open_recent
+                from sharnir.app.panel_state import open_recent
                 note = open_recent(app.snapshot, app.thread.send, state, str(odd))
             loaded = until(lambda: app.snapshot.generation > gen and state.pending is None)
             note = note if loaded else state.note      # (a refused drop says why there)

@@ -8,7 +8,7 @@ from test_app_simulation import DOOR, DOOR_DT, start, step_paused, wait_for  # n
 
 from sharnir.app import physics_thread
 from sharnir.app.commands import Resume, Rewind
-from sharnir.app.panel import request_rewind
+from sharnir.app.panel_state import request_rewind
 from sharnir.app.plot_buffer import PlotBuffer
 
 
@@ -84,7 +84,7 @@ def test_a_scene_keyframe_loads_in_the_app_and_the_pose_copies_as_toml(start, tm
     import tomllib
 
     from sharnir.app.commands import ApplyKeyframe
-    from sharnir.app.panel import keyframe_toml
+    from sharnir.app.panel_state import keyframe_toml
 
     scene = tmp_path / "door.toml"
     scene.write_text(DOOR.read_text() + '\n[[keyframes]]\nname = "ajar"\n'

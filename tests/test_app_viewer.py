@@ -17,7 +17,7 @@ import pytest
 from conftest import run_headless_child
 
 from sharnir.app.commands import Load, SetSpeed
-from sharnir.app.panel import (
+from sharnir.app.panel_state import (
     NOTE_FADE_S,
     NOTE_MAX_SECONDS,
     NOTE_SECONDS,
@@ -208,7 +208,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     import numpy as np
     from pyglet.window import key, mouse
-    from sharnir.app import panel
+    from sharnir.app import panel_state
     from sharnir.app.keys import ALWAYS_ACTIVE, HELP, SHORTCUTS
     from sharnir.app.window import App, read_rgb_image
 
@@ -287,17 +287,17 @@ CHILD = textwrap.dedent("""
         state.note = "a note that fades out"
         app.run_frames(2)
         out["note_while_fresh"] = state.note
-        state.note_since -= panel.note_seconds(state.note) + panel.NOTE_FADE_S / 2
+        state.note_since -= panel_state.note_seconds(state.note) + panel_state.NOTE_FADE_S / 2
         app.run_frames(1)
         app.action_screenshot(folder / "fading.png")
         state.note = "a note that fades out"
         app.run_frames(1)
-        state.note_since -= panel.NOTE_MAX_SECONDS + panel.NOTE_FADE_S
+        state.note_since -= panel_state.NOTE_MAX_SECONDS + panel_state.NOTE_FADE_S
         app.run_frames(2)
         out["note_after_fade"] = state.note
 
         # the path box takes a shipped scene's name
-        out["open_biped"] = panel.request_load(app.snapshot, app.thread.send, state, "biped")
+        out["open_biped"] = panel_state.request_load(app.snapshot, app.thread.send, state, "biped")
         out["biped_loaded"] = until(lambda: app.snapshot.scene == "biped"
                                     and app.snapshot.ready and state.pending is None, 600)
         app.run_frames(3)

@@ -2,7 +2,7 @@
 
 The app runs in a subprocess with PYGLET_HEADLESS=1 (an EGL pbuffer window), so no GL or
 ImGui context touches the test process.  The child prints one JSON line of results.
-The panel's value checks (`app.panel.request_*`) are tested in-process: they draw nothing.
+The panel's value checks (`app.panel_state.request_*`) are tested in-process: they draw nothing.
 """
 import json
 import os
@@ -16,14 +16,14 @@ import pytest
 from conftest import run_headless_child
 
 from sharnir.app.commands import Configure, SetFriction, SetSpeed
-from sharnir.app.panel import FRICTION_MAX, request_friction, request_settings, request_speed
+from sharnir.app.panel_state import FRICTION_MAX, request_friction, request_settings, request_speed
 
 REPO = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
-    from sharnir.app.panel import request_friction
+    from sharnir.app.panel_state import request_friction
     from sharnir.app.window import App, read_rgb_image
 
     out = {}

@@ -37,7 +37,12 @@ from sharnir.app.commands import (
     SetVoltage,
     Step,
 )
-from sharnir.app.panel import request_friction, request_settings, request_speed, request_voltage
+from sharnir.app.panel_state import (
+    request_friction,
+    request_settings,
+    request_speed,
+    request_voltage,
+)
 from sharnir.app.physics_thread import PhysicsThread
 from sharnir.physics import Box, DCMotor, Plane, SimulationError, Sphere, World
 from sharnir.physics.settings import WORLD_SETTINGS

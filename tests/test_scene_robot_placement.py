@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 
 from sharnir.app.commands import Load
-from sharnir.app.panel import PanelState, request_robot
+from sharnir.app.panel_state import PanelState, request_robot
 from sharnir.app.recent import RecentFiles
 from sharnir.scenes import SceneError, load_scene, read_scene
 from sharnir.scenes.urdf import BASE_CONTACT_M, UrdfWarning, read_urdf

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from sharnir.app.commands import Configure
-from sharnir.app.panel import request_friction, request_settings, request_speed
+from sharnir.app.panel_state import request_friction, request_settings, request_speed
 from sharnir.physics import Box, World, contact
 from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS, check
 from sharnir.scenes.schema import JointSpec, SolverSpec, WorldSpec

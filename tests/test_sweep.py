@@ -401,7 +401,7 @@ def test_sweeps_window_table_plot_and_a_row_opens_that_runs_scene(tmp_path, caps
     # (request_run) sending Load of a scene file that holds the run's values
     from sharnir.app import sweeps_window as window
     from sharnir.app.commands import Load
-    from sharnir.app.panel import PanelState
+    from sharnir.app.panel_state import PanelState
 
     spec, out = door_spec(tmp_path, duration=0.5, frictions=(20.0, 30.0), pushes=(40.0, 55.0)), \
         tmp_path / "out"
