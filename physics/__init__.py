@@ -10,18 +10,15 @@ from . import cache
 cache.register()  # before any kernel module is imported
 
 from .checkpoint import Checkpoint, CheckpointError  # noqa: E402
-from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
-from .world import (  # noqa: E402
+from .errors import (  # noqa: E402
     BoundError,
-    DCMotor,
     EnergyJumpError,
     JointGapError,
-    Material,
-    Recording,
     RunawayError,
     SimulationError,
-    World,
 )
+from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
+from .world import DCMotor, Material, Recording, World  # noqa: E402
 
 __all__ = ["World", "Recording", "SimulationError", "BoundError", "RunawayError",
            "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box",
