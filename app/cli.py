@@ -505,8 +505,9 @@ def _app(args):
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
         return _open_window(args.scene, args.asset_roots, _robot(args))
+    from sharnir.app.screenshot import render_scene_png
     from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
-    from sharnir.render import RenderError, render_scene_png
+    from sharnir.render import RenderError
 
     width, height = args.size
     try:

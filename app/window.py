@@ -23,8 +23,8 @@ import numpy as np
 from sharnir.physics.warmup import ProgressPrinter
 from sharnir.render.camera import OrbitCamera
 from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
+from sharnir.render.picture import write_png
 from sharnir.render.renderer import SHAPE_VIEWS, VISUALS, Renderer
-from sharnir.render.screenshot import _write_png
 
 from .commands import ClearDrag, MoveBody, Reset, Step
 from .drag import Drag, SpringDrawing, cursor_ray, pick
@@ -534,7 +534,7 @@ class App:
             stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
             path = self.screenshot_dir / f"sharnir-{stamp}.png"
         width, height = self.target.size
-        _write_png(path, width, height, self.target.read_rgb())
+        write_png(path, width, height, self.target.read_rgb())
         self.last_screenshot = Path(path)
         if self.panel_state is not None:
             self.panel_state.note = f"screenshot saved: {path}"

@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from sharnir.render import render_scene_png
+from sharnir.app.screenshot import render_scene_png
 from sharnir.scenes import SCENE_DIR, read_scene
 
 DOCS = Path(__file__).resolve().parent

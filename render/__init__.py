@@ -2,19 +2,12 @@
 
 `Renderer` draws plain arrays (body poses, physics shapes, joint anchors), the same data an
 app snapshot carries, so it never touches a live ``World``.  `OrbitCamera` is the z-up view.
-`render_scene_png` renders a scene file headless (EGL) into a PNG; importing it pulls in
-pyglet and the physics, so it is loaded only when asked for.
+`render.picture` draws one headless picture of poses and writes PNGs; loading and stepping a
+scene for one (`sharnir SCENE --screenshot`) is `app.screenshot`'s.
 """
 
 from .camera import OrbitCamera
 from .context import RenderError
 from .renderer import Renderer
 
-__all__ = ["OrbitCamera", "RenderError", "Renderer", "render_scene_png"]
-
-
-def __getattr__(name):
-    if name == "render_scene_png":
-        from .screenshot import render_scene_png
-        return render_scene_png
-    raise AttributeError(f"module 'render' has no attribute {name!r}")
+__all__ = ["OrbitCamera", "RenderError", "Renderer"]

@@ -249,9 +249,30 @@ def test_the_window_reads_the_physics_only_through_snapshots():
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[1]
-    for name in ("app/window.py", "app/panel.py", "app/framing.py", "app/drag.py"):
+    for name in ("app/window.py", "app/panel.py", "app/panel_state.py", "app/framing.py",
+                 "app/drag.py"):
         text = (repo / name).read_text()
         assert not re.search(r"thread\._|\._world\b|_world\b\"", text), name
+
+
+def test_render_draws_arrays_and_loads_no_scene():
+    """No module of `render` imports the World, the scenes or the app: it draws the arrays
+    it is given (app/screenshot.py loads and steps a scene for `--screenshot`)."""
+    import ast
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    for path in sorted((repo / "render").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert not name.startswith(("sharnir.physics.world", "sharnir.scenes",
+                                            "sharnir.app")), f"{path.name} imports {name}"
 
 
 def test_a_ground_plane_seen_from_below_is_left_out_so_it_hides_nothing():
