@@ -14,7 +14,6 @@ gives the reference frame's pose back.
 """
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,25 +29,19 @@ from .errors import (  # noqa: F401 (BoundError: still importable from here)
     RunawayError,
     SimulationError,
 )
-from .gimbal import MAX_MIDDLE_ANGLE
 from .joint import (  # noqa: E402
     GROUP_HINGES,
     GROUP_INDEX,
     GROUP_TYPE,
-    HAS_COUPLING,
-    HAS_LIMITS,
     HAS_MOTOR,
     JOINT_TABLE,
     JOINT_TYPE_NAMES,
-    JOINT_TYPES,
     PRISMATIC,
     REVOLUTE,
     scene_types_with,
 )
-from .message import listing, quoted
 from .model import (  # noqa: E402
     ARTICULATION_TREE,
-    BODY_KINDS,
     DYNAMIC,
     REACTION,
     REC_CHANNELS,
@@ -76,20 +69,10 @@ from .motor import (
     CTRL_VOLTAGE,
     MOTOR_TRAJ,
     TRAJ_CONSTANT,
-    TRAJ_KEYS,
-    TRAJ_SINE,
 )
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
 from .settings import SETTINGS, WORLD_SETTINGS
-from .shape import (  # noqa: E402
-    HULL,
-    PLANE,
-    Compound,
-    Hull,
-    body_frame,
-    mass_properties,
-    matrix_quat,
-)
+from .shape import HULL, matrix_quat
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
 from .solver import (  # noqa: E402
@@ -104,42 +87,29 @@ from .solver import (  # noqa: E402
     TRACE_TURN,
     step_many,
 )
+from .specs import (  # noqa: F401 (Material, Recording, frame_from_axis: importable from here)
+    ALL_GROUPS,
+    BodySpec,
+    DCMotor,
+    JointSpec,
+    Material,
+    Recording,
+    body_spec,
+    check_group,
+    controller_spec,
+    coupling_spec,
+    entry_index,
+    frame_from_axis,
+    joint_code,
+    joint_options,
+    load_spec,
+    number,
+    positive,
+    revolute_groups,
+    vector,
+)
 from .transforms import quat_conj, quat_mul
 from .tree import build_islands, build_tree  # noqa: E402
-
-
-def _vec(name, value, n=3):
-    try:
-        a = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError, OverflowError):   # text, a table, ragged or huge integers
-        raise ValueError(f"{name} must be {n} numbers (got {_shown(value)})") from None
-    if a.shape != (n,):
-        raise ValueError(f"{name} must have {n} numbers (got {len(a)})")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} has a NaN or infinite value: {a.tolist()}")
-    return a
-
-
-def _number(name, value):
-    if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be a number (got {_shown(value)})")
-    try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name} must be a number (got {_shown(value)})") from None
-
-
-def _shown(value):
-    """A value as it appears in a message: its repr, cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:60] + "..."
-
-
-def _positive(name, value):
-    v = _number(name, value)
-    if not (math.isfinite(v) and v > 0.0):
-        raise ValueError(f"{name} must be a finite number > 0 (got {value})")
-    return v
 
 
 def _rotations(q):
@@ -151,75 +121,7 @@ def _rotations(q):
         np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
 
 
-def frame_from_axis(axis):
-    """A unit quaternion whose rotation takes the x axis onto `axis` (the shortest turn)."""
-    n = axis / np.linalg.norm(axis)
-    c = n[0]
-    if c < -1.0 + 1e-12:
-        return np.array([0.0, 0.0, 0.0, 1.0])
-    q = np.array([1.0 + c, 0.0, -n[2], n[1]])
-    return q / np.linalg.norm(q)
-
-
 DRAG_MASS_KEEP_S = 0.25   # s of simulated time a grab's system effective mass is kept
-
-
-@dataclass(frozen=True)
-class Material:
-    """Contact coefficients of a body's surface; a contact takes the larger of the two
-    bodies' values of each (MuJoCo's rule).
-
-    friction        Coulomb coefficient mu (sliding: |p_t| <= mu p_n)
-    rolling         rolling resistance, a length (m): the rolling torque is at most rolling x N
-    spinning        spinning (torsional) resistance, a length (m): |torque about n| <= spinning x N
-    restitution     e in [0, 1]: the normal speed after an impact is e times the speed before
-    friction_axis   optional body-fixed direction of anisotropic friction (paper 001); with it,
-    friction_along  the coefficient for sliding along the axis (projected onto the contact
-                    plane), `friction` being the one across it: the friction impulse lies in
-                    the ellipse (p_1 / mu_along)^2 + (p_2 / mu)^2 <= p_n^2
-                    (physics/contact_solver.py)
-    """
-    friction: float = 0.5
-    rolling: float = 0.0
-    spinning: float = 0.0
-    restitution: float = 0.0
-    friction_axis: tuple | None = None
-    friction_along: float | None = None
-
-    def __post_init__(self):
-        for name in ("friction", "rolling", "spinning", "restitution"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
-                raise ValueError(f"material {name} must be a finite number >= 0 (got {v!r})")
-        if self.restitution > 1.0:
-            raise ValueError(f"material restitution must be at most 1 (got {self.restitution})")
-        if (self.friction_axis is None) != (self.friction_along is None):
-            raise ValueError("anisotropic friction needs both friction_axis and friction_along")
-        if self.friction_axis is not None:
-            v = self.friction_along
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
-                raise ValueError(f"material friction_along must be a finite number >= 0 "
-                                 f"(got {v!r})")
-            try:
-                axis = np.asarray(self.friction_axis, dtype=float).reshape(3)
-            except (TypeError, ValueError):
-                raise ValueError(f"material friction_axis must be 3 numbers "
-                                 f"(got {self.friction_axis!r})") from None
-            length = float(np.linalg.norm(axis))
-            if not (math.isfinite(length) and length > 1e-12):
-                raise ValueError(f"material friction_axis must be a finite nonzero vector "
-                                 f"(got {self.friction_axis!r})")
-            object.__setattr__(self, "friction_axis", tuple(float(x) for x in axis / length))
-
-    def row(self):
-        """(mu, rolling, spinning, restitution, mu_along or -1, axis x, y, z) for the model."""
-        axis = self.friction_axis if self.friction_axis is not None else (0.0, 0.0, 0.0)
-        along = float(self.friction_along) if self.friction_along is not None else -1.0
-        return (float(self.friction), float(self.rolling), float(self.spinning),
-                float(self.restitution), along, *axis)
-
-
-ALL_GROUPS = (1 << 62) - 1  # a mask that collides with every group
 REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
                       # from its start to name the stage (World._nonfinite_stage)
 # a body beyond a speed bound (solver.TRACE_SPEED / TRACE_TURN): quantity, setting, unit
@@ -227,123 +129,6 @@ _SPEED_BOUNDS = {TRACE_SPEED: ("speed", "max_speed", "m/s"),
                  TRACE_TURN: ("angular speed", "max_angular_speed", "rad/s")}
 TRACED_BELOW = 16     # calls of fewer steps check every stage as they go: on the biped ~2 us
                       # a step, against ~17 us a call for the copy a replay starts from
-
-
-@dataclass
-class _Body:
-    name: str
-    kind: int
-    mass: float
-    inertia: np.ndarray
-    pos: np.ndarray
-    quat: np.ndarray
-    vel: np.ndarray
-    angvel: np.ndarray
-    shape: object = None
-    material: Material = Material()
-    group: int = 1
-    mask: int = ALL_GROUPS
-    frame: tuple | None = None   # (c, Rp) of a Hull / Compound: the body frame in its reference
-    visuals: tuple = ()          # drawn only: (shape, pos, rot, rgba or None), body frame
-
-
-@dataclass
-class _Joint:
-    name: str
-    type: int
-    bodies: tuple
-    local_anchor: np.ndarray
-    local_frame: np.ndarray
-    friction: float
-    limits: tuple | None
-    damping: float = 0.0
-    motor: "DCMotor | None" = None
-    voltage: float = 0.0
-    controller: tuple | None = None   # (mode, (kp, kd), set-point row, keyframes) or None
-    held: tuple | None = None   # the controller a set_voltage took over (resume_controller)
-    # (leader joint name, multiplier, offset, lower, upper): q - m q_leader - o in [lower, upper]
-    mimic: tuple | None = None
-
-
-@dataclass(frozen=True)
-class DCMotor:
-    """A DC motor with a gearbox driving a revolute or prismatic joint (paper 002, eqs. 13-18;
-    the discrete law is in physics/motor.py). SI units: resistance ohm, inductance H,
-    torque_constant N m/A (= back-EMF constant V s/rad), rotor_inertia kg m^2, gear_ratio
-    rotor turns per joint turn (per joint metre for a slider: rad/m), efficiency of the gear
-    in (0, 1]; limits on the supply voltage (V), the current (A) and the joint's torque (N m, N
-    for a slider), each positive (inf: none)."""
-    resistance: float
-    inductance: float = 0.0
-    torque_constant: float = 0.01
-    rotor_inertia: float = 0.0
-    gear_ratio: float = 1.0
-    efficiency: float = 1.0
-    voltage_limit: float = math.inf
-    current_limit: float = math.inf
-    torque_limit: float = math.inf
-
-    def __post_init__(self):
-        checks = (("resistance", self.resistance, 0.0, False), ("inductance", self.inductance,
-                  0.0, True), ("torque_constant", self.torque_constant, 0.0, False),
-                  ("rotor_inertia", self.rotor_inertia, 0.0, True),
-                  ("gear_ratio", self.gear_ratio, 0.0, False))
-        for name, value, low, zero_ok in checks:
-            v = float(value)
-            if not (math.isfinite(v) and (v >= low if zero_ok else v > low)):
-                raise ValueError(f"motor {name} must be a finite number "
-                                 f"{'>=' if zero_ok else '>'} {low:g} (got {value})")
-        if not 0.0 < float(self.efficiency) <= 1.0:
-            raise ValueError(f"motor efficiency must be in (0, 1] (got {self.efficiency})")
-        for name in ("voltage_limit", "current_limit", "torque_limit"):
-            v = float(getattr(self, name))
-            if not v > 0.0:  # (inf allowed; NaN refused)
-                raise ValueError(f"motor {name} must be > 0 or inf (got {v})")
-
-    def row(self):
-        return np.array([self.resistance, self.inductance, self.torque_constant,
-                         self.rotor_inertia, self.gear_ratio, self.efficiency,
-                         self.voltage_limit, self.current_limit, self.torque_limit], float)
-
-    def stall_torque(self, voltage):
-        """Joint torque with the joint held: r eta K_t u / R."""
-        return self.gear_ratio * self.efficiency * self.torque_constant * voltage / self.resistance
-
-    def no_load_speed(self, voltage):
-        """Joint rate with nothing to drive: u / (K_t r)."""
-        return voltage / (self.torque_constant * self.gear_ratio)
-
-    @property
-    def electrical_time_constant(self):
-        """T_e = L / R, s."""
-        return self.inductance / self.resistance
-
-
-@dataclass
-class _Load:
-    body: int
-    force: np.ndarray
-    torque: np.ndarray
-    window: tuple
-
-
-@dataclass
-class Recording:
-    """Per-step series from World.run. joint's channels (model.REC_*, named by
-    app.snapshot.JOINT_CHANNELS): coordinate, velocity, friction, sliding, the motor's voltage,
-    current, torque and rotor speed (0 without a motor), the reaction force and torque
-    (World.joint_reaction)."""
-    t: np.ndarray            # (steps,)
-    joint: np.ndarray        # (steps, njoint, REC_CHANNELS)
-    stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
-    body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
-    body_quat: np.ndarray    # (steps, nbody, 4)
-    motor: np.ndarray | None = None  # (steps, nmotor, 4) voltage, current, torque, rotor speed
-                                     # of the motors (World.motor_state's order)
-    contact: np.ndarray | None = None  # (steps, len(contact_bodies), 6) the contact sensors:
-                                       # summed contact force and torque (World.body_contact)
-    contact_bodies: np.ndarray | None = None  # (k,) int64 the bodies of `contact`
-    wall_s: float = 0.0      # wall-clock seconds spent stepping
 
 
 class World:
@@ -359,8 +144,8 @@ class World:
                  max_joint_angle_gap=SETTINGS["max_joint_angle_gap"].default,
                  max_energy_gain=SETTINGS["max_energy_gain"].default,
                  articulation=SETTINGS["articulation"].default):
-        self._bodies = [_Body("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
-                              np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
+        self._bodies = [BodySpec("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
+                                 np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
         self.controllers_changed = 0   # counts changes of what drives the motors (motor_modes)
         self._loads = []
@@ -428,70 +213,10 @@ class World:
         `visuals` [(shape, pos, quat, rgba or None), ...] are shapes only drawn (no collision,
         no mass), posed in the frame `pos` / `quat` place; the world keeps them in the body
         frame for the renderer (`body_visuals`)."""
-        if not isinstance(name, str) or not name:
-            raise ValueError("a body needs a non-empty name")
-        if name in self.body_names:
-            raise ValueError(f"body {name!r}: the name is taken")
-        if kind not in BODY_KINDS:
-            raise ValueError(f"body {name!r}: kind must be one of {sorted(BODY_KINDS)} "
-                             f"(got {kind!r})")
-        k = BODY_KINDS[kind]
-        pos, vel, angvel = _vec("pos", pos), _vec("vel", vel), _vec("angvel", angvel)
-        q = _vec("quat", quat, 4)
-        qn = np.linalg.norm(q)
-        if qn < 1e-9:
-            raise ValueError(f"body {name!r}: quat must not be zero")
-        q = q / qn
-        if k == STATIC and (np.any(vel) or np.any(angvel)):
-            raise ValueError(f"body {name!r}: a static body cannot move; make it kinematic")
-        if shape is not None and shape.kind == PLANE and k != STATIC:
-            raise ValueError(f"body {name!r}: a plane is infinite; only a static body can be one")
-        frame = None
-        if isinstance(shape, (Hull, Compound)):
-            c, Rp = body_frame(shape)
-            if np.any(c != 0.0) or np.any(Rp != np.eye(3)):
-                frame = (np.array(c, dtype=float), np.array(Rp, dtype=float))
-                pos = pos + quat_to_matrix(q) @ frame[0]
-                q = quat_mul(q, matrix_quat(frame[1]))
-                q = q / np.linalg.norm(q)
-        material = Material() if material is None else material
-        if not isinstance(material, Material):
-            raise TypeError(f"body {name!r}: material must be a Material (got {material!r})")
-        for what, bits in (("group", group), ("mask", mask)):
-            if not (isinstance(bits, (int, np.integer)) and 0 <= int(bits) <= ALL_GROUPS):
-                raise ValueError(f"body {name!r}: collision {what} must be an integer bit set "
-                                 f"in [0, 2^62) (got {bits!r})")
-        m, I = 0.0, np.zeros(3)
-        if k == DYNAMIC or mass is not None or density is not None:
-            if mass is not None and density is not None:
-                raise ValueError(f"body {name!r}: give mass or density, not both")
-            if mass is not None:
-                m = float(mass)
-                if not (math.isfinite(m) and m > 0):
-                    raise ValueError(f"body {name!r}: mass must be positive (got {mass})")
-            elif shape is not None:
-                rho = 1000.0 if density is None else float(density)
-                if not (math.isfinite(rho) and rho > 0):
-                    raise ValueError(f"body {name!r}: density must be positive (got {density})")
-                m = rho * _mass_properties(name, shape)[0]
-            elif k == DYNAMIC:
-                raise ValueError(f"body {name!r}: a dynamic body without a shape needs a mass")
-            if inertia is not None:
-                I = _vec("inertia", inertia)
-                if not np.all(I > 0):
-                    raise ValueError(f"body {name!r}: inertia must be positive (got {I.tolist()})")
-            elif shape is not None:
-                I = m * _mass_properties(name, shape)[1]
-            elif k == DYNAMIC:
-                raise ValueError(f"body {name!r}: a dynamic body without a shape needs an inertia")
-        c, Rp = frame if frame is not None else (np.zeros(3), np.eye(3))
-        drawn = tuple((v[0], Rp.T @ (_vec("visual pos", v[1]) - c),
-                       Rp.T @ quat_to_matrix(_vec("visual quat", v[2], 4)
-                                             / max(np.linalg.norm(v[2]), 1e-300)),
-                       None if v[3] is None else tuple(float(x) for x in v[3]))
-                      for v in visuals)
-        self._bodies.append(_Body(name, k, m, I, pos, q, vel, angvel, shape, material,
-                                  int(group), int(mask), frame, drawn))
+        self._bodies.append(body_spec(
+            name, self.body_names, shape, mass=mass, density=density, inertia=inertia,
+            pos=pos, quat=quat, vel=vel, angvel=angvel, kind=kind, material=material,
+            group=group, mask=mask, visuals=visuals))
         self._invalidate()
         return len(self._bodies) - 1
 
@@ -501,14 +226,7 @@ class World:
         friction: Coulomb limit, N m (revolute, spherical) or N (prismatic).
         limits: (lower, upper) in rad (revolute) or m (prismatic).
         damping: viscous, N m s/rad (revolute, spherical) or N s/m (prismatic) (damper.py)."""
-        if not isinstance(name, str) or not name:
-            raise ValueError("a joint needs a non-empty name")
-        if name in self.joint_names:
-            raise ValueError(f"joint {name!r}: the name is taken")
-        if type not in JOINT_TYPES:
-            raise ValueError(f"joint {name!r}: type must be one of {sorted(JOINT_TYPES)} "
-                             f"(got {type!r})")
-        jt = JOINT_TYPES[type]
+        jt = joint_code(name, type, self.joint_names)
         where = f"joint {name!r}"
         a, b = self._body_index(body_a, where), self._body_index(body_b, where)
         if a == b:
@@ -516,26 +234,11 @@ class World:
                              f"{self._bodies[a].name!r} to itself")
         if DYNAMIC not in (self._bodies[a].kind, self._bodies[b].kind):
             raise ValueError(f"joint {name!r}: at least one of its bodies must be dynamic")
-        p = _vec("anchor", anchor)
-        n = _vec("axis", axis)
+        p = vector("anchor", anchor)
+        n = vector("axis", axis)
         if np.linalg.norm(n) < 1e-12:
             raise ValueError(f"joint {name!r}: axis must not be zero")
-        checked = {}
-        for key, value, verb in (("friction", friction, "brake"), ("damping", damping, "damp")):
-            try:
-                checked[key] = SETTINGS[key].check(value)
-            except ValueError as exc:
-                raise ValueError(f"joint {name!r}: {exc}") from None
-            if checked[key] > 0 and not getattr(JOINT_TABLE[jt], key):
-                raise ValueError(f"joint {name!r}: a {type} joint has no free motion to {verb}")
-        friction, damping = checked["friction"], checked["damping"]
-        if limits is not None:
-            if not HAS_LIMITS[jt]:
-                raise ValueError(f"joint {name!r}: a {type} joint takes no limits")
-            lo, hi = (float(x) for x in limits)
-            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-                raise ValueError(f"joint {name!r}: limits need lower < upper (got {list(limits)})")
-            limits = (lo, hi)
+        friction, damping, limits = joint_options(name, type, jt, friction, damping, limits)
         frame = frame_from_axis(n)
         anchors, frames = np.zeros((2, 3)), np.zeros((2, 4))
         for side, i in enumerate((a, b)):
@@ -544,52 +247,12 @@ class World:
             anchors[side] = R.T @ (p - body[0])
             frames[side] = quat_mul(quat_conj(body[1]), frame)
         if jt == REVOLUTE:
-            self._check_group(name, a, b, n / np.linalg.norm(n))
-        self._joints.append(_Joint(name, jt, (a, b), anchors, frames, friction, limits,
-                                   damping))
+            R = quat_to_matrix(self._current_body_pose(a)[1])
+            check_group(self._joints, self._bodies, name, a, b, n / np.linalg.norm(n), R)
+        self._joints.append(JointSpec(name, jt, (a, b), anchors, frames, friction, limits,
+                                      damping))
         self._invalidate()
         return len(self._joints) - 1
-
-    def _groups(self):
-        """The revolute joints between each pair of bodies (a frozenset), in the order they
-        were added: two or more compose (gimbal.py)."""
-        pairs: dict = {}
-        for j, jn in enumerate(self._joints):
-            if jn.type == REVOLUTE:
-                pairs.setdefault(frozenset(jn.bodies), []).append(j)
-        return pairs
-
-    def _check_group(self, name, a, b, n):
-        """Revolute joints between the same two bodies compose (gimbal.py): a second one makes
-        a universal joint, a third a gimbal. Refuse what cannot compose."""
-        group = self._groups().get(frozenset((a, b)), [])
-        if not group:
-            return
-        names = listing([self._joints[k].name for k in group])
-        pair = f"bodies {self._bodies[a].name!r} and {self._bodies[b].name!r}"
-        where = (f"joint {name!r}: revolute joints between {pair} ({names} already) turn in "
-                 "order, each carried by the ones before it (a universal joint or gimbal)")
-        if len(group) == 3:
-            raise ValueError(f"{where}; at most three can")
-        R = quat_to_matrix(self._current_body_pose(a)[1])
-        for k in group:
-            jn = self._joints[k]
-            if jn.bodies != (a, b):
-                raise ValueError(f"{where}; list body_a and body_b in the same order as "
-                                 f"joint {jn.name!r} does")
-            axis = R @ quat_to_matrix(jn.local_frame[0])[:, 0]
-            if abs(float(axis @ n)) > 1e-6:
-                angle = math.degrees(math.acos(max(-1.0, min(1.0, float(axis @ n)))))
-                raise ValueError(f"{where}; its axis must be perpendicular to joint "
-                                 f"{jn.name!r}'s (they make {angle:.4g} degrees)")
-        if len(group) == 2:
-            middle = self._joints[group[1]]
-            if middle.limits is None or max(abs(x) for x in middle.limits) > MAX_MIDDLE_ANGLE:
-                got = ("no limits" if middle.limits is None
-                       else f"limits {[round(math.degrees(x), 4) for x in middle.limits]} degrees")
-                raise ValueError(f"{where}; the middle joint {middle.name!r} of a gimbal must be "
-                                 f"limited within +-{math.degrees(MAX_MIDDLE_ANGLE):.0f} degrees, "
-                                 f"away from gimbal lock at 90 (got {got})")
 
     def _group_model(self):
         """The model's joint types, anchors and frames: a revolute joint in a group of 2 or 3
@@ -602,7 +265,7 @@ class World:
         frames = np.array([jn.local_frame for jn in self._joints]).reshape(nj, 2, 4)
         anchors = np.zeros((nj, 4, 3))
         anchors[:, :2] = np.array([jn.local_anchor for jn in self._joints]).reshape(nj, 2, 3)
-        for group in self._groups().values():
+        for group in revolute_groups(self._joints).values():
             if len(group) < 2:
                 continue
             for side in range(2):
@@ -649,36 +312,8 @@ class World:
         (a chain: each row holds its own pair, so the relations compose to the chain's root);
         a cycle is refused."""
         j, lead = self._joint_index(joint), self._joint_index(leader)
-        where = f"joint {self._joints[j].name!r}"
-        if j == lead:
-            raise ValueError(f"{where}: a joint cannot follow itself")
-        for k in (j, lead):
-            if not HAS_COUPLING[self._joints[k].type]:
-                raise ValueError(f"joint {self._joints[k].name!r}: only "
-                                 f"{scene_types_with('coupling')} joints can be coupled")
-        m, o = float(multiplier), float(offset)
-        if not (math.isfinite(m) and math.isfinite(o)):
-            raise ValueError(f"{where}: multiplier and offset must be finite (got {m}, {o})")
-        lo, hi = float(lower), float(upper)
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise ValueError(f"{where}: the coupling's lower and upper bounds must be finite "
-                             f"(got {lo}, {hi})")
-        if lo > hi:
-            raise ValueError(f"{where}: the coupling's lower bound must not exceed its upper "
-                             f"(got [{lo}, {hi}])")
-        if self._joints[j].mimic is not None:
-            raise ValueError(f"{where} follows {self._joints[j].mimic[0]!r} already")
-        chain, k = [self._joints[j].name], lead    # the leader's own leaders, up to a root
-        while True:
-            chain.append(self._joints[k].name)
-            if k == j:
-                raise ValueError(f"{where}: the couplings would form a cycle "
-                                 f"({' -> '.join(map(repr, chain))}); a chain must end at "
-                                 "a joint that follows none")
-            if self._joints[k].mimic is None:
-                break
-            k = self._joint_index(self._joints[k].mimic[0])
-        self._joints[j].mimic = (self._joints[lead].name, m, o, lo, hi)
+        mimic = coupling_spec(self._joints, j, lead, multiplier, offset, lower, upper)
+        self._joints[j].mimic = mimic
         self._invalidate()
 
     def set_controller(self, joint, mode, *, kp=0.0, kd=0.0, target=0.0, sine=None,
@@ -699,44 +334,8 @@ class World:
         where = f"joint {joint_.name!r}"
         if joint_.motor is None:
             raise ValueError(f"{where} has no motor")
-        modes = {"voltage": CTRL_VOLTAGE, "position": CTRL_POSITION, "velocity": CTRL_VELOCITY}
-        if mode not in modes:
-            raise ValueError(f"{where}: controller mode must be one of {sorted(modes)} "
-                             f"(got {mode!r})")
-        if modes[mode] == CTRL_VOLTAGE:
-            joint_.controller = joint_.held = None
-            self.controllers_changed += 1
-            self._invalidate()
-            return
-        gains = []
-        for name, value in (("kp", kp), ("kd", kd)):
-            v = float(value)
-            if not (math.isfinite(v) and v >= 0.0):
-                raise ValueError(f"{where}: {name} must be a finite number >= 0 (got {value})")
-            gains.append(v)
-        row, keys = np.zeros(MOTOR_TRAJ), ()
-        if sum(x is not None for x in (sine, keyframes)) > 1:
-            raise ValueError(f"{where}: give sine or keyframes, not both")
-        if sine is not None:
-            values = [float(x) for x in sine]
-            if len(values) not in (3, 4) or not all(map(math.isfinite, values)):
-                raise ValueError(f"{where}: sine must be (offset, amplitude, frequency[, phase])"
-                                 f", finite numbers (got {sine})")
-            row[:] = (TRAJ_SINE, *values, *([0.0] if len(values) == 3 else []))
-        elif keyframes is not None:
-            keys = tuple((float(t), float(v)) for t, v in keyframes)
-            times = [t for t, _ in keys]
-            if not keys or not all(math.isfinite(x) for k in keys for x in k) or any(
-                    b <= a for a, b in zip(times, times[1:])):
-                raise ValueError(f"{where}: keyframes must be (t, value) pairs of finite numbers"
-                                 " with rising times")
-            row[0] = TRAJ_KEYS
-        else:
-            t = float(target)
-            if not math.isfinite(t):
-                raise ValueError(f"{where}: target must be a finite number (got {target})")
-            row[:2] = (TRAJ_CONSTANT, t)
-        joint_.controller = (modes[mode], tuple(gains), row, keys, bool(implicit))
+        joint_.controller = controller_spec(where, mode, kp=kp, kd=kd, target=target,
+                                            sine=sine, keyframes=keyframes, implicit=implicit)
         joint_.held = None
         self.controllers_changed += 1
         self._invalidate()
@@ -778,7 +377,7 @@ class World:
         if joint_.motor is None or (joint_.controller is None and joint_.held is None):
             raise ValueError(f"{where} has no position or velocity controller "
                              "(set_controller first)")
-        t, w = _number(f"{where}: target", target), _number(f"{where}: rate", rate)
+        t, w = number(f"{where}: target", target), number(f"{where}: rate", rate)
         if not (math.isfinite(t) and math.isfinite(w)):
             raise ValueError(f"{where}: target and rate must be finite numbers "
                              f"(got {target}, {rate})")
@@ -806,7 +405,7 @@ class World:
         joint_ = self._joints[j]
         if joint_.motor is None:
             raise ValueError(f"joint {joint_.name!r} has no motor")
-        u = _number(f"joint {joint_.name!r}: voltage", voltage)
+        u = number(f"joint {joint_.name!r}: voltage", voltage)
         limit = joint_.motor.voltage_limit
         if not (math.isfinite(u) and abs(u) <= limit):
             raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
@@ -845,18 +444,15 @@ class World:
         i = self._body_index(body, "load")
         if self._bodies[i].kind != DYNAMIC:
             raise ValueError(f"load: body {self._bodies[i].name!r} is not dynamic")
-        start, end = _number("load: start", start), _number("load: end", end)
-        if not (math.isfinite(start) and start >= 0 and end > start):
-            raise ValueError(f"load: need 0 <= start < end (got start={start}, end={end})")
-        self._loads.append(_Load(i, _vec("force", force), _vec("torque", torque), (start, end)))
+        self._loads.append(load_spec(i, force, torque, start, end))
         self._invalidate()
         return len(self._loads) - 1
 
     def _body_index(self, ref, where):
-        return _index(self._bodies, ref, "body", where)
+        return entry_index(self._bodies, ref, "body", where)
 
     def _joint_index(self, ref):
-        return _index(self._joints, ref, "joint", "")
+        return entry_index(self._joints, ref, "joint", "")
 
     def _current_body_pose(self, i):
         if self._state is not None and i < self._state.body_pos.shape[0]:
@@ -1144,7 +740,7 @@ class World:
         (gimbal.py), and each joint's stand-in for keyframe.outward (its group's first hinge)."""
         groups = {}
         same = list(range(len(self._joints)))
-        for members in self._groups().values():
+        for members in revolute_groups(self._joints).values():
             if len(members) > 1 and GROUP_HINGES[model.joint_type[members[0]]] > 0:
                 groups[members[0]] = list(members)
                 for k in members:
@@ -1167,7 +763,7 @@ class World:
                 jn = self._joints[j]
                 kind = jn.type
                 if kind == SPHERICAL:   # a rotation (w, x, y, z), an angular velocity (3,)
-                    v = _vec(f"{where} the {'rotation' if what == 'joint' else what} of "
+                    v = vector(f"{where} the {'rotation' if what == 'joint' else what} of "
                              f"spherical joint {jn.name!r}", value, 4 if what == "joint" else 3)
                     if what == "joint":
                         n = float(np.linalg.norm(v))
@@ -1177,7 +773,7 @@ class World:
                                              f"z) (its norm is {n:.6g})")
                         v = v / n
                 elif kind in (REVOLUTE, PRISMATIC):
-                    v = _number(f"{where} {what} of joint {jn.name!r}", value)
+                    v = number(f"{where} {what} of joint {jn.name!r}", value)
                     if not math.isfinite(v):
                         raise ValueError(f"{where} the {what} of joint {jn.name!r} must be "
                                          f"finite (got {value})")
@@ -1202,7 +798,7 @@ class World:
             if unknown:
                 raise ValueError(f"{where} body {self._bodies[i].name!r}: unknown keys "
                                  f"{sorted(unknown)} (pos, quat, vel, angvel)")
-            got = {k: _vec(f"{where} body {self._bodies[i].name!r} {k}", v,
+            got = {k: vector(f"{where} body {self._bodies[i].name!r} {k}", v,
                            4 if k == "quat" else 3) for k, v in entry.items()}
             if "quat" in got:
                 n = float(np.linalg.norm(got["quat"]))
@@ -1221,7 +817,7 @@ class World:
             if self._joints[j].motor is None:
                 raise ValueError(f"{where} joint {self._joints[j].name!r} has no motor")
             limit = self._joints[j].motor.voltage_limit
-            v = _number(f"{where} voltage of joint {self._joints[j].name!r}", u)
+            v = number(f"{where} voltage of joint {self._joints[j].name!r}", u)
             if not (math.isfinite(v) and abs(v) <= limit):
                 raise ValueError(f"{where} the voltage of joint {self._joints[j].name!r} must "
                                  f"be finite and within +-{limit:g} V (got {u})")
@@ -1233,9 +829,9 @@ class World:
                                  "controller to take a target")
             label = f"{where} the target of joint {jn.name!r}"
             if isinstance(value, (list, tuple, np.ndarray)):
-                t, w = _vec(f"{label} (set-point, rate)", value, 2)
+                t, w = vector(f"{label} (set-point, rate)", value, 2)
             else:
-                t, w = _number(label, value), 0.0
+                t, w = number(label, value), 0.0
                 if not math.isfinite(t):
                     raise ValueError(f"{label} must be finite (got {value})")
             set_points[j] = (float(t), float(w))
@@ -1803,8 +1399,8 @@ class World:
         """A force at the centre of mass and a torque (world frame) that act until changed."""
         i = self._body_index(body, "force")
         _, state, _ = self._ready()
-        state.body_force[i] = _vec("force", force)
-        state.body_torque[i] = _vec("torque", torque)
+        state.body_force[i] = vector("force", force)
+        state.body_torque[i] = vector("torque", torque)
 
     def set_drag(self, body, point, target=None, *, quat=None, stiffness=STIFFNESS,
                  damping_ratio=DAMPING_RATIO, max_force=None, max_torque=None):
@@ -1824,19 +1420,19 @@ class World:
         if b.kind != DYNAMIC:
             raise ValueError(f"drag: body {b.name!r} is not dynamic; only dynamic bodies "
                              "can be dragged")
-        p = _vec("drag point", point)
+        p = vector("drag point", point)
         if target is None and quat is None:
             raise ValueError("drag: give a target point, a target quat or both")
-        t = None if target is None else _vec("drag target", target)
+        t = None if target is None else vector("drag target", target)
         q = None
         if quat is not None:
-            q = _vec("drag quat", quat, 4)
+            q = vector("drag quat", quat, 4)
             n = float(np.linalg.norm(q))
             if n < 1e-9:
                 raise ValueError("drag quat must not be zero")
             q = q / n
-        k = _positive("drag stiffness", stiffness)
-        zeta = _number("drag damping_ratio", damping_ratio)
+        k = positive("drag stiffness", stiffness)
+        zeta = number("drag damping_ratio", damping_ratio)
         if not (math.isfinite(zeta) and zeta >= 0.0):
             raise ValueError(f"drag damping_ratio must be a finite number >= 0 "
                              f"(got {damping_ratio})")
@@ -1845,10 +1441,10 @@ class World:
             g = float(np.linalg.norm(self._config["gravity"]))
             heft = b.mass if mass is None else max(b.mass, float(np.trace(mass)) / 3.0)
             max_force = FORCE_CAP_G * heft * (g if g > 0.0 else STANDARD_GRAVITY)
-        fmax = _positive("drag max_force", max_force)
+        fmax = positive("drag max_force", max_force)
         if max_torque is None:
             max_torque = fmax * math.sqrt(float(np.sum(b.inertia)) / b.mass)
-        tmax = _positive("drag max_torque", max_torque)
+        tmax = positive("drag max_torque", max_torque)
         _, state, _ = self._ready()
         state.drag_mass[:] = 0.0 if mass is None else mass
         state.drag_flags[:] = (t is not None, q is not None)
@@ -1947,8 +1543,8 @@ class World:
             raise ValueError(f"body {b.name!r} is not dynamic; only dynamic bodies are moved")
         if any(i in j.bodies for j in self._joints):
             raise ValueError(f"body {b.name!r} is held by a joint; pull it with a force instead")
-        p = None if pos is None else _vec("pos", pos)
-        q = None if quat is None else _vec("quat", quat, 4)
+        p = None if pos is None else vector("pos", pos)
+        q = None if quat is None else vector("quat", quat, 4)
         if q is not None:
             n = float(np.linalg.norm(q))
             if n < 1e-9:
@@ -1978,9 +1574,9 @@ class World:
             raise ValueError(f"body {b.name!r} is static")
         _, state, _ = self._ready()
         if vel is not None:
-            state.body_vel[i] = _vec("vel", vel)
+            state.body_vel[i] = vector("vel", vel)
         if angvel is not None:
-            w = _vec("angvel", angvel)
+            w = vector("angvel", angvel)
             state.body_angvel[i] = w
             if b.kind == DYNAMIC:
                 R = quat_to_matrix(state.body_quat[i])
@@ -2215,21 +1811,6 @@ def _runaway_body(model, state):
     return int(np.argmax(speed))
 
 
-def _index(items, ref, kind, where):
-    """The index of an entry given by index or by name; ValueError naming the choices."""
-    prefix = f"{where}: " if where else ""
-    if isinstance(ref, (int, np.integer)):
-        if 0 <= ref < len(items):
-            return int(ref)
-        raise ValueError(f"{prefix}no {kind} with index {ref}")
-    for i, item in enumerate(items):
-        if item.name == ref:
-            return i
-    names = listing(item.name for item in items)
-    shown = quoted(ref) if isinstance(ref, str) and len(ref) > 60 else repr(ref)[:60]
-    raise ValueError(f"{prefix}unknown {kind} {shown} ({kind}s are: {names})")
-
-
 def _traced_stage(state):
     """(stage, body, what: solver.TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN) that a traced
     step found first (solver.trace_bodies), or None."""
@@ -2252,10 +1833,3 @@ def _empty_records(state):
     return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
             np.zeros((0, nb, 4)), np.zeros((0, 0, REACTION)), np.zeros(0, np.int64))
 
-
-def _mass_properties(name, shape):
-    """The shape's (volume, unit inertia), or ValueError naming the body."""
-    try:
-        return mass_properties(shape)
-    except ValueError as exc:
-        raise ValueError(f"body {name!r}: {exc}") from None
