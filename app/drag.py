@@ -23,8 +23,9 @@ import numpy as np
 
 from sharnir.physics.shape import Compound, Hull
 from sharnir.physics.shape import geoms as shape_geoms
+from sharnir.physics.transforms import quat_matrices as rotation_matrices
 from sharnir.physics.transforms import quat_mul
-from sharnir.render.instances import point_instances, rotation_matrices
+from sharnir.render.instances import point_instances
 
 from .commands import SetDrag
 

@@ -38,7 +38,7 @@ class Drawing:
 
 def world_drawing(world):
     """The Drawing of `world` (its anchors read at its current pose)."""
-    from sharnir.physics.shape import quat_matrix
+    from sharnir.physics.transforms import quat_matrix
 
     b = np.array([pair[1] for pair in world.joint_bodies], dtype=int)
     anchors, _ = world.joint_frames_world()

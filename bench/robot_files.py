@@ -357,13 +357,6 @@ def _snapshot(world):
                 q=np.array(world.joint_coord))
 
 
-def _quat_matrix(q):
-    w, x, y, z = q
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
-
-
 def _tilt(R0, R1):
     """Degrees the body's z axis turned between the two rotations (yaw left out): the angle
     between R1 R0^T's z column and the world z."""
@@ -397,6 +390,7 @@ def behaviour(world, start):
     import numpy as np
 
     from sharnir.physics.model import DYNAMIC
+    from sharnir.physics.transforms import quat_matrix
 
     bodies = world._bodies          # the engine's own records: kind and shape per body
     kinds = [b.kind for b in bodies]
@@ -406,7 +400,7 @@ def behaviour(world, start):
     ground = None
     for i, b in enumerate(bodies):
         if kinds[i] != DYNAMIC and type(b.shape).__name__ == "Plane":
-            if _quat_matrix(quat[i])[2][2] > 0.9:
+            if quat_matrix(quat[i])[2][2] > 0.9:
                 z = float(pos[i][2])
                 ground = z if ground is None else max(ground, z)
     comps = _components(len(bodies), jb)
@@ -438,7 +432,7 @@ def behaviour(world, start):
     roots = [i for i in moving if i not in children] or moving
     root = max(roots, key=lambda i: world.body_mass[i])
     z0, z1 = float(start["pos"][root][2]), float(pos[root][2])
-    tilt = _tilt(_quat_matrix(start["quat"][root]), _quat_matrix(quat[root]))
+    tilt = _tilt(quat_matrix(start["quat"][root]), quat_matrix(quat[root]))
     speed = float(np.nanmax(np.linalg.norm(vel[moving], axis=1)))
     out.update(base="floating", root=world.body_names[root], root_z0=_r(z0), root_z1=_r(z1),
                tilt_deg=round(tilt, 1), speed_max=_r(speed))

@@ -27,6 +27,7 @@ coordinates (the world's joint_coord convention) for position controllers to go 
 import numpy as np
 
 from .joint import JOINT_TYPE_INFO, scene_types_with
+from .transforms import quat_matrices, rotation, rotation_vector
 
 MAX_REACH = 0.1   # m (or rad of orientation error): the longest error one step aims at
 
@@ -61,40 +62,6 @@ def joint_chain(world, base, end):
         j, b = came[b]
         chain.append(j)
     return chain[::-1]
-
-
-def _rotation(axis, angle):
-    """The rotation matrix by `angle` about the unit `axis` (Rodrigues)."""
-    x, y, z = axis
-    c, s = np.cos(angle), np.sin(angle)
-    C = 1.0 - c
-    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
-
-
-def _rotation_vector(R):
-    """The rotation vector (axis times angle) of the rotation matrix R."""
-    c = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s = np.linalg.norm(v)
-    # atan2, not arccos(c): near c = 1, arccos resolves angles only to sqrt(eps) ~ 1.5e-8
-    angle = np.arctan2(0.5 * s, c)
-    if s < 1e-12:
-        if c > 0.0:
-            return 0.5 * v
-        # a half turn: the axis is the column of R + E of largest norm
-        M = R + np.eye(3)
-        k = int(np.argmax(np.linalg.norm(M, axis=0)))
-        return angle * M[:, k] / np.linalg.norm(M[:, k])
-    return angle * v / s
-
-
-def _quat_matrix(q):
-    w, x, y, z = np.asarray(q, float) / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 class ArmIK:
@@ -144,7 +111,7 @@ class ArmIK:
 
     def end_pose(self):
         """The point (world) and the end body's rotation matrix, now."""
-        R = _quat_matrix(self.world.body_quat[self.end])
+        R = quat_matrices(self.world.body_quat[self.end])[0]   # (normalised)
         return self.world.body_pos[self.end] + R @ self.point, R
 
     def solve(self, target_pos, target_quat=None, iterations=50, tol=1e-7):
@@ -158,7 +125,7 @@ class ArmIK:
         if self.orientation:
             if target_quat is None:
                 raise ValueError("IK with orientation needs target_quat")
-            Rt = _quat_matrix(target_quat)
+            Rt = quat_matrices(target_quat)[0]
         anchors, axes = self.world.joint_frames_world()
         a = anchors[self.joints].copy()
         u = axes[self.joints].copy()
@@ -173,7 +140,7 @@ class ArmIK:
             e = np.empty(rows)
             e[:3] = target - p
             if self.orientation:
-                e[3:] = _rotation_vector(Rt @ Re.T)
+                e[3:] = rotation_vector(Rt @ Re.T)
             self.error = float(np.linalg.norm(e))
             if self.error <= tol:
                 break
@@ -198,7 +165,7 @@ class ArmIK:
                 if dq[k] == 0.0:
                     continue
                 if not self.linear[k]:
-                    R = _rotation(u[k], self.sign[k] * dq[k])
+                    R = rotation(u[k], self.sign[k] * dq[k])
                     a[k + 1:] = (a[k + 1:] - a[k]) @ R.T + a[k]
                     u[k + 1:] = u[k + 1:] @ R.T
                     p = R @ (p - a[k]) + a[k]
@@ -211,7 +178,7 @@ class ArmIK:
         else:
             e = target - p
             self.error = float(np.linalg.norm(e)) if not self.orientation else float(
-                np.linalg.norm(np.concatenate([e, _rotation_vector(Rt @ Re.T)])))
+                np.linalg.norm(np.concatenate([e, rotation_vector(Rt @ Re.T)])))
         return q
 
 

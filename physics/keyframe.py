@@ -55,8 +55,8 @@ import math
 
 import numpy as np
 
-from .shape import quat_matrix as matrix
 from .transforms import quat_conj, quat_mul
+from .transforms import quat_matrix as matrix
 
 # a spherical joint's rotation in a keyframe: a unit quaternion, its norm within this of 1
 # (then normalised: four digits typed by hand are enough)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ray
+from .transforms import matrix_quat, quat_matrix  # noqa: F401 -- shape's API too
 
 # shape kind codes, shared with collision and the renderer (shape_size holds each kind's
 # numbers): box (a, b, c) half extents; sphere (r, 0, 0); capsule and cylinder (r, h, 0) with
@@ -274,34 +275,6 @@ HULL_TOLERANCE = 1e-9   # relative to the point cloud's extent: closer points co
 # faces); a finer one (a scanned or sculpted mesh hulled whole) is thinned to fit, each cell
 # of a grid over it keeping its corner farthest out, and says so (Hull.thinned).
 MAX_HULL_VERTICES = 2_000
-
-
-def quat_matrix(q):
-    """Rotation matrix of a unit quaternion (w, x, y, z)."""
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
-def matrix_quat(R):
-    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method)."""
-    t = np.trace(R)
-    if t > 0.0:
-        s = 2.0 * math.sqrt(1.0 + t)
-        q = np.array([0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s,
-                      (R[1, 0] - R[0, 1]) / s])
-    else:
-        i = int(np.argmax(np.diag(R)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = 2.0 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[k, k], 0.0))
-        q = np.zeros(4)
-        q[0] = (R[k, j] - R[j, k]) / s
-        q[1 + i] = 0.25 * s
-        q[1 + j] = (R[j, i] + R[i, j]) / s
-        q[1 + k] = (R[k, i] + R[i, k]) / s
-    q = q / np.linalg.norm(q)
-    return -q if q[0] < 0.0 else q
 
 
 def principal_axes(tensor):

@@ -21,6 +21,7 @@ from sharnir.physics.shape import (
     Mesh,
 )
 from sharnir.physics.shape import geoms as shape_geoms
+from sharnir.physics.transforms import quat_matrices as rotation_matrices
 
 # The meshes the renderer owns; every shape kind is drawn with one or more of them.
 MESHES = ("box", "sphere", "cylinder")
@@ -42,18 +43,6 @@ def body_colour(index):
     """A deterministic colour (r, g, b) in [0, 1] for body number `index`."""
     hue = (0.08 + index * GOLDEN) % 1.0
     return colorsys.hsv_to_rgb(hue, 0.55, 0.9)
-
-
-def rotation_matrices(quat):
-    """Rotation matrices (n, 3, 3) of quaternions (n, 4) (w, x, y, z); normalised first."""
-    q = np.asarray(quat, dtype=float).reshape(-1, 4)
-    q = q / np.linalg.norm(q, axis=1, keepdims=True)
-    w, x, y, z = q.T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], 1)
 
 
 def _model(pos, rot, scale):

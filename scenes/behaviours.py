@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from sharnir.physics.ik import ArmIK, joint_chain
+from sharnir.physics.transforms import quat_matrix, rotation
 
 TURN = math.radians(100.0)   # commanded; the arms lag a few degrees behind it
 
@@ -58,7 +59,7 @@ class ValveTurn:
             forearm = f"{side}_forearm"
             chain = joint_chain(world, "torso", forearm)
             # the hand's centre in the forearm's frame
-            R = _matrix(world.body_quat[names.index(forearm)])
+            R = quat_matrix(world.body_quat[names.index(forearm)])
             point = R.T @ (world.body_pos[hand] - world.body_pos[names.index(forearm)])
             self.sides.append(dict(name=side, hand=hand, phase=phase, grip=None, shift=np.zeros(3),
                                    ik=ArmIK(world, chain, forearm, point=point), rest=None))
@@ -103,7 +104,7 @@ class ValveTurn:
             elif phase in ("grasp", "turn", "back"):
                 # the grip turns with the wheel: where it was taken, rotated about the axle
                 # by the commanded angle, moved by the admittance offset
-                rot = _rotation(self.axis, turned)
+                rot = rotation(self.axis, turned)
                 goal = self.centre + rot @ (side["held"] - self.centre)
                 if side["grip"] is not None:
                     j = world.joint_names.index(side["grip"])
@@ -146,22 +147,6 @@ class ValveTurn:
                 side["grip"] = None
             elif phase == "lower":
                 side["let_go"] = hand_pos.copy()
-
-
-def _rotation(axis, angle):
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    C = 1.0 - c
-    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
-
-
-def _matrix(q):
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 BEHAVIOURS = {"valve_turn": ValveTurn}

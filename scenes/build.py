@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sharnir.physics.transforms import matrix_quat
+
 from .writer import value
 
 SCENE_DIR = Path(__file__).parent
@@ -46,27 +48,6 @@ def write_scene(path, *, comment, description, duration, world, solver, bodies, 
 
 
 # ---- geometry helpers --------------------------------------------------------------------------
-def quat_from_matrix(R):
-    """Unit quaternion (w, x, y, z) of a proper rotation matrix (Shepperd's method), w >= 0."""
-    R = np.asarray(R, float)
-    t = np.trace(R)
-    if t > 0:
-        s = math.sqrt(t + 1.0) * 2
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2]) * 2
-        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
-    elif R[1, 1] > R[2, 2]:
-        s = math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2]) * 2
-        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
-    else:
-        s = math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1]) * 2
-        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return q if q[0] >= 0 else -q
-
-
 def quat_about(axis, angle):
     """Rotation by `angle` (rad) about `axis`."""
     a = np.asarray(axis, float)
@@ -94,7 +75,7 @@ def static_box(name, half_extents, pos, R=None, friction=0.5):
     body = {"name": name, "shape": {"type": "box", "half_extents": list(map(float, half_extents))},
             "kind": "static", "pos": list(map(float, pos))}
     if R is not None:
-        body["quat"] = list(quat_from_matrix(R))
+        body["quat"] = list(matrix_quat(R))
     body["friction"] = friction
     return body
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sharnir.physics.message import quoted
+from sharnir.physics.transforms import quat_matrix, quat_mul
 
 from .asset_roots import AssetRoots
 from .schema import WORLD_BODY, IncludeSpec
@@ -132,7 +133,7 @@ def _first_error(exc: Exception) -> str:
 
 def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
     """The bodies, joints and loads of `raw` renamed by `prefix` and moved by (pos, quat)."""
-    R = _matrix(quat)
+    R = quat_matrix(quat).tolist()
 
     def name(n: Any) -> Any:
         return n if n == WORLD_BODY or not isinstance(n, str) else prefix + n
@@ -156,7 +157,7 @@ def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
         b["pos"] = move(b.get("pos", (0.0, 0.0, 0.0)))
         q = b.get("quat", (1.0, 0.0, 0.0, 0.0))
         if _vec(q, 4):
-            b["quat"] = list(_qmul(quat, q))
+            b["quat"] = quat_mul(quat, q).tolist()
         for key in ("vel", "angvel"):
             if key in b:
                 b[key] = turn(b[key])
@@ -198,7 +199,7 @@ def place(raw: dict, prefix: str, pos: tuple, quat: tuple) -> dict:
                     if "pos" in e:
                         e["pos"] = move(e["pos"])
                     if _vec(e.get("quat"), 4):
-                        e["quat"] = list(_qmul(quat, e["quat"]))
+                        e["quat"] = quat_mul(quat, e["quat"]).tolist()
                     for v in ("vel", "angvel"):
                         if v in e:
                             e[v] = turn(e[v])
@@ -212,17 +213,3 @@ def _vec(v: Any, n: int) -> bool:
     return (isinstance(v, (list, tuple)) and len(v) == n
             and all(isinstance(x, (int, float)) and not isinstance(x, bool)
                     and math.isfinite(x) for x in v))
-
-
-def _qmul(a: tuple, b: tuple) -> tuple:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
-
-
-def _matrix(q: tuple) -> list[list[float]]:
-    w, x, y, z = q
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]

@@ -467,7 +467,7 @@ class _Reader:
         mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
         has no collision geometry."""
         from sharnir.physics.shape import SHAPES, Compound, Mesh
-        from sharnir.physics.shape import matrix_quat as quat_of
+        from sharnir.physics.transforms import matrix_quat as quat_of
 
         def make(d):   # a <collision>'s shape dict: the fields of its physics shape
             if d["type"] == "mesh":
@@ -1151,7 +1151,7 @@ def motor_spec(effort, velocity, target=0.0):
 
 
 def _matrix_quat(R):
-    from sharnir.physics.shape import matrix_quat
+    from sharnir.physics.transforms import matrix_quat
 
     return matrix_quat(R)
 
