@@ -191,7 +191,7 @@ def request_sweep(state, path):
 
 def request_run(snapshot, send, panel_state, state, run):
     """Open the scene of `run` through the panel's Load; returns a note when it failed."""
-    from sharnir.app.panel import request_load
+    from sharnir.app.panel_state import request_load
 
     try:
         path = run_scene(state.table, run)
