@@ -373,9 +373,10 @@ def joint_anchor_points(body_pos, body_quat, joint_body_b, local_anchor_b):
 
 class FrameDrawer:
     """Draws body poses headless (an EGL context of its own) with one fixed camera, as
-    `render.picture.draw_picture` does: bodies with their shadows, the joints' anchors (blue: friction
-    holds, orange: sliding).  `frame(bounds)` aims the camera once; `draw` returns the
-    picture as (height, width, 3) uint8, top row first.  Close it (or use `with`)."""
+    `render.picture.draw_picture` does: bodies with their shadows, the joints' anchors
+    (blue: friction holds, orange: sliding).  `frame(bounds)` aims the camera once; `draw`
+    returns the picture as (height, width, 3) uint8, top row first.  Close it (or use
+    `with`)."""
 
     def __init__(self, width, height, body_shapes, body_visuals=None):
         from .camera import OrbitCamera
