@@ -1,7 +1,8 @@
 """The errors a simulation raises: a state gone non-finite (SimulationError), and a finite one
 beyond a bound no real system passes (BoundError: RunawayError, JointGapError,
-EnergyJumpError). World's step finds them and writes their messages; a bad argument is a
-ValueError where it is given, a bad checkpoint a CheckpointError (physics/checkpoint.py).
+EnergyJumpError). physics/guard.py finds them and writes their messages; a bad argument is a
+ValueError where it is given (physics/specs.py, World), a bad checkpoint a CheckpointError
+(physics/checkpoint.py).
 """
 
 

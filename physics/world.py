@@ -17,10 +17,11 @@ import time
 
 import numpy as np
 
+from . import guard
 from .checkpoint import Checkpoint, CheckpointError, mismatch
 from .compile import build
 from .constraint import SLOT_LOWER
-from .contact import POINT_FIELDS, grown, make_contacts  # noqa: E402
+from .contact import POINT_FIELDS, make_contacts  # noqa: E402
 from .errors import (  # noqa: F401 (BoundError: still importable from here)
     BoundError,
     EnergyJumpError,
@@ -28,6 +29,8 @@ from .errors import (  # noqa: F401 (BoundError: still importable from here)
     RunawayError,
     SimulationError,
 )
+from .guard import REPLAY_STEPS  # noqa: F401 (importable from here)
+from .guard import empty_records as _empty_records  # noqa: F401 (warmup, bench/step_stages)
 from .joint import (  # noqa: E402
     GROUP_HINGES,
     GROUP_INDEX,
@@ -44,36 +47,15 @@ from .model import (  # noqa: E402
     REACTION,
     REC_CHANNELS,
     REC_VOLTAGE,
-    STAT_ENERGY_BODY,
-    STAT_GAIN,
-    STAT_GAP,
-    STAT_GAP_ANGULAR,
-    STAT_GAP_JOINT,
-    STAT_TRACE_BODY,
-    STAT_TRACE_STAGE,
-    STAT_TRACE_WHY,
     STATIC,
     WORK_CARRIED,
     make_settings,
 )
-from .model import STAT_SUPPLY as STAT_ENERGY_SUPPLY
 from .motor import CTRL_POSITION, CTRL_VELOCITY, MOTOR_TRAJ, TRAJ_CONSTANT
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
 from .settings import SETTINGS, WORLD_SETTINGS
 from .shape import matrix_quat
 from .shape import quat_matrix as quat_to_matrix
-from .solver import (  # noqa: E402
-    ENERGY_JUMP,
-    JOINT_GAP,
-    NONFINITE,
-    OK,
-    OVERFLOW,
-    RUNAWAY,
-    TRACE_SPEED,
-    TRACE_STAGES,
-    TRACE_TURN,
-    step_many,
-)
 from .specs import (  # noqa: F401 (Material, Recording, frame_from_axis: importable from here)
     ALL_GROUPS,
     BodySpec,
@@ -108,14 +90,6 @@ def _rotations(q):
 
 
 DRAG_MASS_KEEP_S = 0.25   # s of simulated time a grab's system effective mass is kept
-REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
-                      # from its start to name the stage (World._nonfinite_stage)
-# a body beyond a speed bound (solver.TRACE_SPEED / TRACE_TURN): quantity, setting, unit
-_SPEED_BOUNDS = {TRACE_SPEED: ("speed", "max_speed", "m/s"),
-                 TRACE_TURN: ("angular speed", "max_angular_speed", "rad/s")}
-TRACED_BELOW = 16     # calls of fewer steps check every stage as they go: on the biped ~2 us
-                      # a step, against ~17 us a call for the copy a replay starts from
-
 
 class World:
     def __init__(self, dt=SETTINGS["dt"].default, gravity=SETTINGS["gravity"].default,
@@ -896,7 +870,7 @@ class World:
                               rec.body_quat[sl] if rb else rec.body_quat,
                               rec.contact[sl], sensors))
             wall += time.perf_counter() - t0
-            self._check_telemetry(rec, sl)
+            guard.check_telemetry(rec, sl, self._joints, self._bodies)
             done += k
             if progress is not None:
                 progress(done, nsteps)
@@ -904,188 +878,22 @@ class World:
         rec.wall_s = wall
         return rec
 
-    def _check_telemetry(self, rec, sl):
-        """SimulationError if the recorded joint or contact telemetry of steps `sl` is not
-        finite while the bodies are (an absurd but finite state, such as a spin of 1e154
-        rad/s, whose joint velocity overflows): a recording is never silently NaN."""
-        for what, series, names in (("joint", rec.joint[sl], self._joints),
-                                    ("contact sensor", rec.contact[sl],
-                                     [self._bodies[i] for i in rec.contact_bodies])):
-            bad = ~np.isfinite(series)
-            if bad.any():
-                k, i = np.argwhere(bad)[0][:2]
-                raise SimulationError(
-                    f"the {what} telemetry became non-finite at t = {rec.t[sl][k]:.6g} s "
-                    f"({what} {names[i].name!r}); check the parameters last changed")
-
     def _advance(self, n, rec):
         if self._hook is not None:
             self._advance_hooked(n, rec)
             return
         model, state, work = self._ready()
         if rec is None:
-            rec = _empty_records(state)
-        self._step_kernel(model, state, work, n, rec)
-
-    def _step_kernel(self, model, state, work, n, rec):
-        """n steps, in kernel calls of at most REPLAY_STEPS steps. A state gone non-finite is
-        reported with the stage of the step where the value started: calls of fewer than
-        TRACED_BELOW steps (a hook's, the app's frames) run with every stage checked
-        (Settings.trace); longer ones start from a saved copy of what the steps carry over
-        and, gone non-finite, are replayed from it, their last step checked."""
-        for start in range(0, n, REPLAY_STEPS):
-            k = min(REPLAY_STEPS, n - start)
-            part = rec if k == n else _records_part(rec, start, start + k)
-            traced = k < TRACED_BELOW
-            saved = None if traced else self._carried(state, work)
-            done, status = self._kernel_steps(model, state, work,
-                                              self._traced if traced else self._settings, k,
-                                              part)
-            if status == NONFINITE or state.solver_stats[3] > 0:
-                found = (_traced_stage(state) if traced else
-                         self._nonfinite_stage(model, state, work, saved, done))
-                raise SimulationError(self._nonfinite(int(state.solver_stats[3]) - 1, found))
-            if status == RUNAWAY:
-                raise self._runaway(int(state.solver_stats[4]) - 1)
-            if status == JOINT_GAP:
-                raise self._joint_gap()
-            if status == ENERGY_JUMP:
-                raise self._energy_jump()
-
-    def _nonfinite(self, i, found):
-        """The message of a step gone non-finite: body i found so at its end, or, `found` by
-        a traced step, the stage and body where it started."""
-        t = f"{self._state.time[0]:.6g}"
-        if found is None:
-            return (f"the simulation became non-finite at t = {t} s (body "
-                    f"{self._bodies[i].name!r}); check the parameters last changed")
-        stage, i, why = found
-        name = self._bodies[i].name
-        if why in _SPEED_BOUNDS:
-            _, setting, unit = _SPEED_BOUNDS[why]
-            return (f"the simulation became non-finite at t = {t} s; it began in {stage}, "
-                    f"with body {name!r} beyond {setting} = {self._config[setting]:g} {unit}; "
-                    "check the parameters last changed")
-        return (f"the simulation became non-finite at t = {t} s in {stage} (body {name!r}); "
-                "check the parameters last changed")
-
-    def _kernel_steps(self, model, state, work, settings, n, rec):
-        """Up to n steps in kernel calls (growing the contact arrays when they overflow):
-        (steps done, status of the last)."""
-        done, status = 0, OVERFLOW
-        while status == OVERFLOW:
-            try:
-                k, status = step_many(model, state, work, self._contacts, self._step_trees(),
-                                      settings, n - done, *_records_part(rec, done, n))
-            except ZeroDivisionError:
-                # (nopython code raises this where a state already out of range, say a speed
-                # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)
-                raise SimulationError(
-                    f"the simulation broke down at t = {state.time[0]:.6g} s (a division by "
-                    f"zero; body {self._bodies[_runaway_body(model, state)].name!r} moved "
-                    "fastest); check the parameters last changed") from None
-            done += k
-            if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
-                assert self._contacts is not None
-                self._contacts = grown(self._contacts, model.geom_kind.shape[0])
-        return done, status
+            rec = guard.empty_records(state)
+        guard.steps(self, model, state, work, n, rec)
 
     def _carried(self, state, work):
-        """Copies of all a step carries over to the next: the state, the contact points (the
-        warm start and manifold reuse) and the motors' and couplings' warm starts."""
-        c = self._contacts
-        points = None
-        if c is not None:
-            count = int(c.count[0])
-            points = count, tuple(getattr(c, name)[:count].copy() for name in POINT_FIELDS)
-        return (tuple(a.copy() for a in state), points,
-                tuple(getattr(work, name).copy() for name in WORK_CARRIED))
+        """A copy of all a step carries over to the next (guard.carried)."""
+        return guard.carried(state, work, self._contacts)
 
     def _restore(self, state, work, saved):
-        arrays, points, carried = saved
-        for live, kept in zip(state, arrays):
-            live[...] = kept
-        if points is not None:
-            count, kept = points
-            self._contacts.count[0] = count
-            for name, values in zip(POINT_FIELDS, kept):
-                getattr(self._contacts, name)[:count] = values
-        for name, values in zip(WORK_CARRIED, carried):
-            getattr(work, name)[...] = values
-
-    def _nonfinite_stage(self, model, state, work, saved, steps):
-        """Replay `steps` steps from `saved`, the last with every stage checked (Settings.trace,
-        solver.trace_bodies): what `_traced_stage` finds, or None when the replay does not go
-        non-finite where the run did (a time budget, budget_ms, makes iterations differ). The
-        state ends non-finite, as the run left it."""
-        self._restore(state, work, saved)
-        empty = _empty_records(state)
-        try:
-            if steps > 1:
-                done, status = self._kernel_steps(model, state, work, self._settings,
-                                                  steps - 1, empty)
-                if done != steps - 1 or status != OK:
-                    return None
-            _, status = self._kernel_steps(model, state, work, self._traced, 1, empty)
-        except SimulationError:
-            return None
-        if status != NONFINITE:
-            return None
-        return _traced_stage(state)
-
-    def _beyond(self, cls, event, setting, unit, why, **fields):
-        """The error of a step beyond a bound: `event` (what happened, when), then "beyond
-        {setting} = {bound} {unit}: {why}" and how to turn the check off."""
-        bound = self._config[setting]
-        return cls(f"{event}, beyond {setting} = {bound:g} {unit}: {why} ({setting} = 0 turns "
-                   "this check off)", bound=bound, setting=setting, **fields)
-
-    def _joint_gap(self):
-        """The JointGapError of the joint the last step found open beyond a gap bound."""
-        stats = self._state.solver_stats
-        if stats[STAT_GAP_ANGULAR]:
-            quantity, setting, unit, how = ("angular gap", "max_joint_angle_gap", "rad",
-                                            "out of line")
-        else:
-            quantity, setting, unit, how = "gap", "max_joint_gap", "m", "open"
-        value = float(stats[STAT_GAP])
-        step = int(self._state.step_count[0]) - 1        # the pose the step began from
-        t = float(self._state.time[0]) - self._config["dt"]
-        name = self._joints[int(stats[STAT_GAP_JOINT]) - 1].name
-        return self._beyond(
-            JointGapError, f"joint {name!r} was {how} by {value:.3g} {unit} after step {step} "
-            f"(t = {t:.6g} s)", setting, unit, "the joint no longer holds, a force or a "
-            "parameter is far off", joint=name, quantity=quantity, value=value, step=step,
-            time=t)
-
-    def _energy_jump(self):
-        """The EnergyJumpError of the last step, which gained energy from nothing."""
-        stats = self._state.solver_stats
-        gain, supply = float(stats[STAT_GAIN]), float(stats[STAT_ENERGY_SUPPLY])
-        step, t = int(self._state.step_count[0]), float(self._state.time[0])
-        name = self._bodies[int(stats[STAT_ENERGY_BODY]) - 1].name
-        return self._beyond(
-            EnergyJumpError, f"the world gained {gain:.3g} J of energy in step {step} "
-            f"(t = {t:.6g} s), body {name!r} most, where its forces, motors and drag could "
-            f"supply {supply:.3g} J", "max_energy_gain", "times that", "energy from nothing, "
-            "such as a body created inside another", body=name, supply=supply,
-            quantity="energy gain", value=gain, step=step, time=t)
-
-    def _runaway(self, i):
-        """The RunawayError of body i, found beyond a speed bound by the last step."""
-        state, cfg = self._state, self._config
-        speed = math.hypot(*state.body_vel[i])       # (no overflow for a finite 1e200)
-        turn = math.hypot(*state.body_angvel[i])
-        why = TRACE_SPEED if cfg["max_speed"] > 0.0 and speed > cfg["max_speed"] else TRACE_TURN
-        quantity, setting, unit = _SPEED_BOUNDS[why]
-        value = speed if why == TRACE_SPEED else turn
-        step, t = int(state.step_count[0]), float(state.time[0])
-        name = self._bodies[i].name
-        return self._beyond(
-            RunawayError, f"body {name!r} reached a {quantity} of {value:.3g} {unit} at step "
-            f"{step} (t = {t:.6g} s)", setting, unit, "no rigid body does that, a force or a "
-            "parameter is far off", body=name, quantity=quantity, value=value, step=step,
-            time=t)
+        """Put back what _carried saved."""
+        guard.restore(state, work, self._contacts, saved)
 
     def _advance_hooked(self, n, rec):
         """One kernel call per step, the hook called before each (see set_hook)."""
@@ -1094,10 +902,10 @@ class World:
             if k % self._hook_every == 0:
                 self._call_hook()
                 model, state, work = self._ready()   # the hook may have grasped or released
-            one = _empty_records(state) if rec is None else _records_part(rec, k, k + 1)
+            one = guard.empty_records(state) if rec is None else guard.records_part(rec, k, k + 1)
             # (a grasp appends a joint, a release removes one: a recording begun before goes
             # on with the joints it began with, the first ones)
-            self._step_kernel(model, state, work, 1, one)
+            guard.steps(self, model, state, work, 1, one)
 
     # ---- user controllers -----------------------------------------------------------------------
     def set_hook(self, hook, every=1):
@@ -1581,36 +1389,4 @@ class World:
         _, state, _ = self._ready()
         it, res, sec = state.solver_stats[:3]
         return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
-
-
-def _runaway_body(model, state):
-    """The dynamic body whose state is non-finite, or else the one moving fastest."""
-    speed = np.abs(state.body_vel).sum(axis=1) + np.abs(state.body_angvel).sum(axis=1)
-    speed = np.where(np.isfinite(speed) & np.isfinite(state.body_pos).all(axis=1), speed,
-                     np.inf)
-    speed[model.body_kind != DYNAMIC] = -1.0
-    return int(np.argmax(speed))
-
-
-def _traced_stage(state):
-    """(stage, body, what: solver.TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN) that a traced
-    step found first (solver.trace_bodies), or None."""
-    stats = state.solver_stats
-    stage = int(stats[STAT_TRACE_STAGE])
-    if stage == 0:
-        return None
-    return (TRACE_STAGES[stage - 1], int(stats[STAT_TRACE_BODY]) - 1,
-            int(stats[STAT_TRACE_WHY]))
-
-
-def _records_part(rec, start, stop):
-    """Steps start..stop of the recording arrays step_many takes (a zero-length one, skipped,
-    stays as it is; the last array is the contact sensors' body list, not a recording)."""
-    return tuple(r[start:stop] if r.shape[0] else r for r in rec[:-1]) + (rec[-1],)
-
-
-def _empty_records(state):
-    nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
-    return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
-            np.zeros((0, nb, 4)), np.zeros((0, 0, REACTION)), np.zeros(0, np.int64))
 
