@@ -2,13 +2,13 @@
 contacts and DC motors in the joints, solved by warm-started sequential impulses. The
 source papers: docs/papers.md; the layout: ARCHITECTURE.md.
 
-    from sharnir import World, load_scene
+    from . import World, load_scene
 
 `sharnir.physics` is the engine (numpy and numba only), `sharnir.scenes` reads scene files,
 `sharnir.render` draws snapshots with OpenGL and `sharnir.app` is the desktop app and the
 `sharnir` command. The shipped scenes are listed by `sharnir --list` and `shipped_scenes()`.
 """
-from sharnir.physics import (
+from .physics import (
                              SHAPES,
                              Box,
                              Capsule,
@@ -22,7 +22,7 @@ from sharnir.physics import (
                              Sphere,
                              World,
 )
-from sharnir.scenes import SceneError, build_world, load_scene, read_scene, shipped_scenes
+from .scenes import SceneError, build_world, load_scene, read_scene, shipped_scenes
 
 __version__ = "0.1.0"
 

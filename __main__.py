@@ -2,6 +2,6 @@
 
 import sys
 
-from sharnir.app.cli import main
+from .app.cli import main
 
 sys.exit(main())

@@ -33,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.app.snapshot import JOINT_CHANNELS, REACTION_CHANNELS, csv_columns, csv_header
-from sharnir.physics.joint import JOINT_TYPE_INFO
-from sharnir.physics.message import shortened
-from sharnir.scenes import (
+from ..physics.joint import JOINT_TYPE_INFO
+from ..physics.message import shortened
+from ..scenes import (
     SCENE_DIR,
     SceneError,
     build_world,
@@ -44,7 +43,8 @@ from sharnir.scenes import (
     resolve_scene,
     shipped_scenes,
 )
-from sharnir.scenes.schema import MAX_DURATION
+from ..scenes.schema import MAX_DURATION
+from .snapshot import JOINT_CHANNELS, REACTION_CHANNELS, csv_columns, csv_header
 
 DEFAULT_SCENE = SCENE_DIR / "door.toml"
 REACTION_FIRST = JOINT_CHANNELS.index(REACTION_CHANNELS[0])
@@ -280,7 +280,7 @@ def _parser():
     schema.set_defaults(handler=_schema, list=False, scene=None)
     schema.add_argument("output", metavar="OUT.json", nargs="?",
                         help="write the schema here instead of stdout")
-    from sharnir.app.sweep import add_sweep_command  # (nothing heavier than this module)
+    from .sweep import add_sweep_command  # (nothing heavier than this module)
 
     add_sweep_command(commands)
     return parser
@@ -342,7 +342,7 @@ def _video_options(parser):
 
 
 def _video_fps(text):
-    from sharnir.render.video import MAX_FPS  # (numpy only)
+    from ..render.video import MAX_FPS  # (numpy only)
 
     value = _whole_number(text, 1)
     if value > MAX_FPS:
@@ -351,7 +351,7 @@ def _video_fps(text):
 
 
 def _video_speed(text):
-    from sharnir.app.film import SPEED_RANGE
+    from .film import SPEED_RANGE
 
     try:
         value = float(text)
@@ -374,8 +374,8 @@ def _video_settings(args):
             verb = "apply" if len(given) > 1 else "applies"
             raise CliError(f"{' and '.join(given)} only {verb} with --video")
         return None, None, None
-    from sharnir.app.film import DEFAULT_SIZE
-    from sharnir.render.video import DEFAULT_FPS
+    from ..render.video import DEFAULT_FPS
+    from .film import DEFAULT_SIZE
 
     return (args.fps or DEFAULT_FPS, args.size or DEFAULT_SIZE,
             1.0 if args.speed is None else args.speed)
@@ -472,7 +472,7 @@ def _default():
 
 def _open_window(scene, asset_roots=(), robot=None):
     read_scene(scene, asset_roots=asset_roots, robot=robot)  # a bad scene file is reported
-    from sharnir.app.window import NoDisplayError, run_app  # loads numba, pyglet and imgui
+    from .window import NoDisplayError, run_app  # loads numba, pyglet and imgui
 
     try:
         return run_app(scene, asset_roots=asset_roots, robot=robot)
@@ -505,9 +505,9 @@ def _app(args):
         if args.frames is not None:
             raise CliError("--frames only applies with --screenshot")
         return _open_window(args.scene, args.asset_roots, _robot(args))
-    from sharnir.app.screenshot import render_scene_png
-    from sharnir.physics import SimulationError  # importing physics loads numba: not for --help
-    from sharnir.render import RenderError
+    from ..physics import SimulationError  # importing physics loads numba: not for --help
+    from ..render import RenderError
+    from .screenshot import render_scene_png
 
     width, height = args.size
     try:
@@ -524,7 +524,7 @@ def _app(args):
 
 
 def _convert(args):
-    from sharnir.scenes.writer import scene_toml
+    from ..scenes.writer import scene_toml
 
     spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
     out = Path(args.output)
@@ -540,7 +540,7 @@ def _convert(args):
 
 
 def _schema(args):
-    from sharnir.scenes.reference import schema_json
+    from ..scenes.reference import schema_json
 
     text = schema_json()
     if args.output is None:
@@ -556,7 +556,7 @@ def _schema(args):
 
 
 def _run(args):
-    from sharnir.physics import CheckpointError, SimulationError  # (loads numba: not for --help)
+    from ..physics import CheckpointError, SimulationError  # (loads numba: not for --help)
 
     fps, size, speed = _video_settings(args)
     spec = read_scene(args.scene, args.sets, args.asset_roots, args.strict, _robot(args))
@@ -594,7 +594,7 @@ def _run(args):
         progress = _Progress(sys.stderr)
         chunk, report = math.ceil(steps / PROGRESS_CHUNKS), progress
         if video is not None:   # the same run, in chunks that stop at every frame's step
-            from sharnir.app.film import RunFilm
+            from .film import RunFilm
 
             film = RunFilm(world, steps, fps, speed, report=progress)
             chunk, report = film.chunk, film.progress
@@ -625,8 +625,8 @@ def _run(args):
 
 
 def _film_output(args, world, size, fps):
-    from sharnir.app.film import FilmOutput, world_drawing
-    from sharnir.render import RenderError
+    from ..render import RenderError
+    from .film import FilmOutput, world_drawing
 
     try:
         return FilmOutput(args.video, world_drawing(world), size, fps)
@@ -635,7 +635,7 @@ def _film_output(args, world, size, fps):
 
 
 def _write_video(video, frames, path, fps):
-    from sharnir.render import RenderError
+    from ..render import RenderError
 
     try:
         width, height = video.write(frames, progress=_Progress(sys.stderr, "frames"))
@@ -646,20 +646,20 @@ def _write_video(video, frames, path, fps):
 
 
 def _initial_arrays(world):
-    from sharnir.app.film import initial_arrays
+    from .film import initial_arrays
 
     return initial_arrays(world)
 
 
 def _run_info(args, world):
-    from sharnir.app.film import run_info
+    from .film import run_info
 
     return run_info(args, world)
 
 
 def _replay(args):
-    from sharnir.app.film import ReplayError, replay_video
-    from sharnir.render import RenderError
+    from ..render import RenderError
+    from .film import ReplayError, replay_video
 
     fps, size, speed = _video_settings(args)
     try:
@@ -676,7 +676,7 @@ def _replay(args):
 def _warm_up(world):
     """Compile the kernels (or load them from numba's cache) before any step is timed,
     with their progress on stderr."""
-    from sharnir.physics.warmup import ProgressPrinter, compile_step
+    from ..physics.warmup import ProgressPrinter, compile_step
 
     report = ProgressPrinter(sys.stderr)
     try:

@@ -21,12 +21,11 @@ import math
 
 import numpy as np
 
-from sharnir.physics.shape import Compound, Hull
-from sharnir.physics.shape import geoms as shape_geoms
-from sharnir.physics.transforms import quat_matrices as rotation_matrices
-from sharnir.physics.transforms import quat_mul
-from sharnir.render.instances import point_instances
-
+from ..physics.shape import Compound, Hull
+from ..physics.shape import geoms as shape_geoms
+from ..physics.transforms import quat_matrices as rotation_matrices
+from ..physics.transforms import quat_mul
+from ..render.instances import point_instances
 from .commands import SetDrag
 
 ROTATE_RAD_PER_PX = 0.01                # Ctrl-drag: target angle per pixel of cursor motion

@@ -38,7 +38,7 @@ class Drawing:
 
 def world_drawing(world):
     """The Drawing of `world` (its anchors read at its current pose)."""
-    from sharnir.physics.transforms import quat_matrix
+    from ..physics.transforms import quat_matrix
 
     b = np.array([pair[1] for pair in world.joint_bodies], dtype=int)
     anchors, _ = world.joint_frames_world()
@@ -94,12 +94,12 @@ class FilmOutput:
     `write` draws the frames and encodes them; close it (or use `with`)."""
 
     def __init__(self, path, drawing, size=DEFAULT_SIZE, fps=30):
-        from sharnir.render.video import FrameDrawer, encoded_size, require_av
+        from ..render.video import FrameDrawer, encoded_size, require_av
 
         require_av()
         encoded_size(path, *size)   # (the suffix and the size)
         if Path(path).is_dir():
-            from sharnir.render.video import VideoError
+            from ..render.video import VideoError
 
             raise VideoError(f"cannot write {path}: it is a folder")
         self.path, self.drawing, self.size, self.fps = path, drawing, size, fps
@@ -108,7 +108,7 @@ class FilmOutput:
     def write(self, frames, progress=None):
         """Draw `frames` ((body_pos, body_quat, joint_sliding) each) and encode them into
         the file (written whole or not at all); returns the (width, height) it has."""
-        from sharnir.render.video import VideoWriter, joint_anchor_points
+        from ..render.video import VideoWriter, joint_anchor_points
 
         drawing, drawer = self.drawing, self.drawer
         lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
@@ -245,7 +245,7 @@ def replay_video(npz, out, scene=None, asset_roots=(), fps=30, size=DEFAULT_SIZE
     """Render the recording `npz` (sharnir run --npz) into the video `out`; the bodies'
     shapes come from `scene` or, without it, from the scene the NPZ names.  Returns
     (frames, (width, height))."""
-    from sharnir.scenes import build_world, read_scene, resolve_scene
+    from ..scenes import build_world, read_scene, resolve_scene
 
     arrays = read_recording(npz)
     info = recording_info(arrays)

@@ -8,8 +8,8 @@ sideways shift and that part's aspect.  Nothing here runs per frame.
 """
 import numpy as np
 
-from sharnir.physics.joint import JOINT_TYPE_INFO
-from sharnir.render.instances import scene_bounds
+from ..physics.joint import JOINT_TYPE_INFO
+from ..render.instances import scene_bounds
 
 HANG_MIN_GRAVITY = 1e-9   # m/s^2: below this nothing hangs
 AXIS_ALONG_GRAVITY = 0.999  # |cos|: a hinge about the vertical does not swing under gravity

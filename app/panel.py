@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from sharnir.physics.settings import SETTINGS
-from sharnir.render.renderer import COLLISION, OVERLAY, VISUALS
-
+from ..physics.settings import SETTINGS
+from ..render.renderer import COLLISION, OVERLAY, VISUALS
 from .commands import ApplyKeyframe, CaptureKeyframe, Reset, ResumeController, Step
 from .panel_state import (
     ALL_CHANNELS,
@@ -209,7 +208,7 @@ def draw_scene(snapshot, send, state):
         imgui.set_tooltip("read the scene file again (after editing it)")
     imgui.same_line()
     if imgui.button("Sweeps..."):   # a sweep's table and plot (app/sweeps_window.py)
-        from sharnir.app import sweeps_window
+        from . import sweeps_window
         sweeps_window.toggle(state)
     imgui.same_line()
     if state.pending is not None:
@@ -823,7 +822,7 @@ def draw_panel(snapshot, send, state, plot_buffer, width=480, drag=None, frame_r
     imgui.end_child()
     imgui.end()
     if state.sweeps is not None:   # the Sweeps window, while open (app/sweeps_window.py)
-        from sharnir.app import sweeps_window
+        from . import sweeps_window
         sweeps_window.draw(snapshot, send, state, state.width)
     draw_messages(snapshot, state, state.width)
     draw_load_error(state)

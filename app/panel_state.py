@@ -28,10 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics.settings import SETTINGS, WORLD_SETTINGS
-from sharnir.scenes import SCENE_DIR, SceneError, resolve_scene
-from sharnir.scenes.loader import robot_options
-
+from ..physics.settings import SETTINGS, WORLD_SETTINGS
+from ..scenes import SCENE_DIR, SceneError, resolve_scene
+from ..scenes.loader import robot_options
 from .commands import (
     Configure,
     Load,
@@ -318,7 +317,7 @@ def keyframe_toml(snapshot, name="here"):
     floating robots' bases' states, the voltages of the motors no controller drives and the
     controllers' set-points. A snapshot without a capture: the pose on show, the revolute
     and prismatic joints' coordinates and rates of the last step and the motors' voltages."""
-    from sharnir.scenes.writer import value
+    from ..scenes.writer import value
 
     capture = snapshot.keyframe_capture
     when = capture[1] if capture is not None else snapshot.time

@@ -31,11 +31,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from sharnir.physics import BoundError, RunawayError, SimulationError, World
-from sharnir.physics.settings import SETTINGS
-from sharnir.physics.warmup import compile_step, load_cached, step_signature
-from sharnir.scenes import load_scene
-
+from ..physics import BoundError, RunawayError, SimulationError, World
+from ..physics.settings import SETTINGS
+from ..physics.warmup import compile_step, load_cached, step_signature
+from ..scenes import load_scene
 from .commands import (
     ApplyKeyframe,
     CaptureKeyframe,

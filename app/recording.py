@@ -15,7 +15,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from sharnir.render.renderer import BACKGROUND
+from ..render.renderer import BACKGROUND
 
 REC_COLOUR = (0.9, 0.1, 0.1, 1.0)   # the REC mark's dot and text
 VIDEO_SUFFIX = ".mp4"
@@ -37,7 +37,7 @@ class ViewRecording:
     Raises render.video.VideoError (PyAV missing, a bad path) when it cannot start."""
 
     def __init__(self, path, width, height, fps=30):
-        from sharnir.render.video import BackgroundWriter
+        from ..render.video import BackgroundWriter
 
         fill = tuple(round(255 * c) for c in BACKGROUND)
         self.writer = BackgroundWriter(path, width, height, fps=fps, fill=fill)

@@ -1,8 +1,8 @@
 """`sharnir SCENE --screenshot`: a scene file loaded, stepped a few frames and drawn once,
 headless, into a PNG (render.picture draws the poses and writes the file)."""
-from sharnir.render.context import RenderError, headless_context
-from sharnir.render.picture import draw_picture, write_png
-from sharnir.scenes import load_scene
+from ..render.context import RenderError, headless_context
+from ..render.picture import draw_picture, write_png
+from ..scenes import load_scene
 
 FRAME_S = 1.0 / 60.0  # simulated time per frame, as in a 60 Hz window
 

@@ -73,8 +73,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.app.cli import CliError, _version
-from sharnir.physics.message import listing, quoted
+from ..physics.message import listing, quoted
+from .cli import CliError, _version
 
 CSV_NAME, PARQUET_NAME, JSON_NAME = "runs.csv", "runs.parquet", "sweep.json"
 FIXED_COLUMNS = ("status", "error", "steps", "step_s", "wall_s")
@@ -258,7 +258,7 @@ def spec_from_raw(raw, path):
 def _scene_ref(scene, base, fail):
     """A shipped scene's name as it is (each machine finds its own copy), else the absolute
     path of the file, relative to the spec's folder."""
-    from sharnir.scenes import shipped_scenes
+    from ..scenes import shipped_scenes
 
     if "/" not in scene and "\\" not in scene and scene in shipped_scenes():
         return scene
@@ -478,8 +478,8 @@ def warm(job):
     key = (job.scene, job.base_sets)
     if key in _warmed:
         return
-    from sharnir.physics.warmup import compile_step
-    from sharnir.scenes import build_world, read_scene
+    from ..physics.warmup import compile_step
+    from ..scenes import build_world, read_scene
 
     with contextlib.suppress(Exception):   # a scene that fails is each run's row to report
         compile_step(build_world(read_scene(job.scene, job.base_sets)))
@@ -506,15 +506,15 @@ def run_one(job, index, sets):
 
 
 def _expected(exc):
-    from sharnir.physics import CheckpointError, SimulationError
-    from sharnir.scenes import SceneError
+    from ..physics import CheckpointError, SimulationError
+    from ..scenes import SceneError
 
     return isinstance(exc, (SceneError, SimulationError, CheckpointError, ValueError,
                             RunTimeout))
 
 
 def _simulate(job, sets):
-    from sharnir.scenes import build_world, read_scene
+    from ..scenes import build_world, read_scene
 
     world = build_world(read_scene(job.scene, sets), source=str(job.scene))
     steps = round(job.duration / world.dt)
@@ -602,7 +602,7 @@ def _series(rec, source, energy):
 def mechanical_energy(world):
     """(total, kinetic, potential) J of the dynamic bodies: m v^2 / 2 + L . w / 2 - m g . x
     (physics/energy.py's sum, from the state the step keeps)."""
-    from sharnir.physics.model import DYNAMIC
+    from ..physics.model import DYNAMIC
 
     model, state, _ = world._ready()
     dynamic = model.body_kind == DYNAMIC
@@ -985,7 +985,7 @@ def machine():
 def fingerprint(spec):
     """What the rows depend on: the spec's contents, the scene file's, and the physics
     sources' hash (the kernels' cache key)."""
-    from sharnir.physics import cache
+    from ..physics import cache
 
     def digest(data):
         return hashlib.sha256(data).hexdigest()[:16]
@@ -1207,8 +1207,8 @@ def prepare(spec, progress_stream=None):
     """Check the spec against its scene (each swept path, each channel), make the kernels
     ready in this process (compiled, or loaded from the cache) and list the runs. Returns
     (job, runs)."""
-    from sharnir.physics.warmup import ProgressPrinter, compile_step
-    from sharnir.scenes import SceneError, build_world, read_scene
+    from ..physics.warmup import ProgressPrinter, compile_step
+    from ..scenes import SceneError, build_world, read_scene
 
     src = str(spec.file)
     try:
@@ -1260,8 +1260,8 @@ def _compile_variants(planner, spec, base_world, progress_stream):
     that a swept value may switch to (a friction of 0 can remove the joint-friction rows, a
     setting the trees): up to VARIANT_PROBES values of each parameter, alone, are built,
     so that no worker compiles (minutes) for its first run of another variant."""
-    from sharnir.physics.warmup import ProgressPrinter, compile_step, step_signature
-    from sharnir.scenes import build_world, read_scene
+    from ..physics.warmup import ProgressPrinter, compile_step, step_signature
+    from ..scenes import build_world, read_scene
 
     seen = {step_signature(base_world)}
     for k, p in enumerate(spec.parameters):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.app.sweep import (
+from .sweep import (
     CSV_NAME,
     JSON_NAME,
     Planner,
@@ -89,7 +89,7 @@ def load_sweep(folder):
 
 def run_sets(table, run):
     """The --set values the sweep ran `run` with."""
-    from sharnir.scenes import read_scene
+    from ..scenes import read_scene
 
     raw = dict(table.info["spec"])
     raw["scene"] = table.info.get("scene", raw.get("scene"))   # (resolved when it ran)
@@ -103,8 +103,8 @@ def run_sets(table, run):
 def run_scene(table, run):
     """Write the scene of `run` (its spec's scene with the run's values) as
     FOLDER/scenes/run-NNNN.toml and return its path."""
-    from sharnir.scenes import SceneError, read_scene
-    from sharnir.scenes.writer import scene_toml
+    from ..scenes import SceneError, read_scene
+    from ..scenes.writer import scene_toml
 
     scene, sets = run_sets(table, run)
     out = table.folder / "scenes" / f"run-{run:04d}.toml"
@@ -191,7 +191,7 @@ def request_sweep(state, path):
 
 def request_run(snapshot, send, panel_state, state, run):
     """Open the scene of `run` through the panel's Load; returns a note when it failed."""
-    from sharnir.app.panel_state import request_load
+    from .panel_state import request_load
 
     try:
         path = run_scene(state.table, run)

@@ -20,12 +20,11 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from sharnir.physics.warmup import ProgressPrinter
-from sharnir.render.camera import OrbitCamera
-from sharnir.render.context import GL_VERSION, OffscreenTarget, gl_config
-from sharnir.render.picture import write_png
-from sharnir.render.renderer import SHAPE_VIEWS, VISUALS, Renderer
-
+from ..physics.warmup import ProgressPrinter
+from ..render.camera import OrbitCamera
+from ..render.context import GL_VERSION, OffscreenTarget, gl_config
+from ..render.picture import write_png
+from ..render.renderer import SHAPE_VIEWS, VISUALS, Renderer
 from .commands import ClearDrag, MoveBody, Reset, Step
 from .drag import Drag, SpringDrawing, cursor_ray, pick
 from .frame_rate import FrameRate
@@ -551,7 +550,7 @@ class App:
             self._finishing.append(recording)
             self._note(f"recording stopped; finishing {recording.path}")
             return recording.path
-        from sharnir.render.video import VideoError
+        from ..render.video import VideoError
 
         if self.target is None:
             self.draw_frame()

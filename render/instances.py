@@ -14,14 +14,14 @@ import math
 
 import numpy as np
 
-from sharnir.physics.shape import (
+from ..physics.shape import (
     PLANE,
     Compound,
     Hull,
     Mesh,
 )
-from sharnir.physics.shape import geoms as shape_geoms
-from sharnir.physics.transforms import quat_matrices as rotation_matrices
+from ..physics.shape import geoms as shape_geoms
+from ..physics.transforms import quat_matrices as rotation_matrices
 
 # The meshes the renderer owns; every shape kind is drawn with one or more of them.
 MESHES = ("box", "sphere", "cylinder")

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from sharnir.physics.ik import ArmIK, joint_chain
-from sharnir.physics.transforms import quat_matrix, rotation
+from ..physics.ik import ArmIK, joint_chain
+from ..physics.transforms import quat_matrix, rotation
 
 TURN = math.radians(100.0)   # commanded; the arms lag a few degrees behind it
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics.transforms import matrix_quat
-
+from ..physics.transforms import matrix_quat
 from .writer import value
 
 SCENE_DIR = Path(__file__).parent

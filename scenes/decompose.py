@@ -57,7 +57,7 @@ WORKER = Path(__file__).with_name("coacd_worker.py")
 def cache_folder() -> Path:
     """Where decompositions are kept: the folder above the compiled kernels' (physics/cache.py:
     $SHARNIR_CACHE_DIR or ~/.cache/sharnir), then decompositions/."""
-    from sharnir.physics.cache import cache_dir
+    from ..physics.cache import cache_dir
 
     return cache_dir().parent / "decompositions"
 
@@ -97,7 +97,7 @@ def decompose(mesh, *, max_parts: int = DEFAULT_MAX_PARTS,
     """(shape, note) for a physics.shape.Mesh: the Decomposed mesh and None, or with a note
     of how many pieces were merged into max_parts ("45 -> 32 pieces"); or None (it collides
     as its hull) and why not, a few words for the loader's warning."""
-    from sharnir.physics.shape import Decomposed, Hull
+    from ..physics.shape import Decomposed, Hull
 
     if not mesh.closed:
         return None, ("its triangles enclose no volume: not watertight or not consistently "

@@ -24,9 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sharnir.physics.message import quoted
-from sharnir.physics.transforms import quat_matrix, quat_mul
-
+from ..physics.message import quoted
+from ..physics.transforms import quat_matrix, quat_mul
 from .asset_roots import AssetRoots
 from .schema import WORLD_BODY, IncludeSpec
 

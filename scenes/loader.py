@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from sharnir.physics.message import listing, quoted
-
+from ..physics.message import listing, quoted
 from .asset_roots import AssetRoots, own_package
 from .include import IncludeError
 from .include import expand as expand_includes
@@ -122,7 +121,7 @@ def _drawn(shape: Any) -> list:
     """Visuals (shape, pos, quat, None) that draw a shape holding decomposed meshes as it is
     written: each decomposed mesh by its triangles, any other part as itself; [] for a shape
     holding none (it draws itself)."""
-    from sharnir.physics.shape import Decomposed
+    from ..physics.shape import Decomposed
 
     if isinstance(shape, Decomposed):
         return [(shape.mesh, (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), None)]
@@ -578,7 +577,7 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
     meshes = {} if meshes is None else meshes
     notes = [] if notes is None else notes
     if shape.type == "hull":
-        from sharnir.physics.shape import Hull
+        from ..physics.shape import Hull
 
         try:
             if shape.file is not None:
@@ -591,7 +590,7 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
             which = "file" if shape.file is not None else "vertices"
             raise ValueError(f'field "{field}.{which}": {exc}') from None
     if shape.type == "mesh":
-        from sharnir.physics.shape import Mesh
+        from ..physics.shape import Mesh
 
         try:
             if shape.file is not None:
@@ -620,7 +619,7 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
             notes.append((_mesh_name(mesh), decomposed is not None, note))
         return mesh if decomposed is None else decomposed
     if shape.type == "compound":
-        from sharnir.physics.shape import Compound
+        from ..physics.shape import Compound
 
         parts = [(_make_shape(physics, part.shape, meshes, f"{field}.parts.{k}.shape", notes),
                   part.pos, part.quat) for k, part in enumerate(shape.parts)]

@@ -145,9 +145,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics.gimbal import MAX_MIDDLE_ANGLE
-from sharnir.physics.message import quoted
-
+from ..physics.gimbal import MAX_MIDDLE_ANGLE
+from ..physics.message import quoted
 from .asset_roots import AssetRoots
 from .source import SceneError, read_bytes
 
@@ -1168,7 +1167,7 @@ class _Reader:
     def keyframe(self, k: int, name: str, dk, entries: dict, by_id: dict
                  ) -> tuple[dict, list[str]]:
         """(the [[keyframes]] entry of key k, what of it does not map)."""
-        from sharnir.physics.world import frame_from_axis
+        from ..physics.world import frame_from_axis
 
         m, mj, d0 = self.m, self.mj, self.d
         qpos, qvel, ctrl = m.key_qpos[k].copy(), m.key_qvel[k], m.key_ctrl[k]

@@ -189,10 +189,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from sharnir.physics.joint import JOINT_TYPE_INFO, JOINT_TYPES, scene_types_with
-from sharnir.physics.message import listing, quoted
-from sharnir.physics.settings import SETTINGS, reference
-
+from ..physics.joint import JOINT_TYPE_INFO, JOINT_TYPES, scene_types_with
+from ..physics.message import listing, quoted
+from ..physics.settings import SETTINGS, reference
 from .decompose import (
     DEFAULT_CONCAVITY,
     DEFAULT_MAX_PARTS,

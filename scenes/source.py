@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from sharnir.physics.message import quoted, shortened
+from ..physics.message import quoted, shortened
 
 MAX_SCENE_BYTES = 64 << 20  # a scene file larger than this is refused before it is read
 

@@ -100,8 +100,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sharnir.physics.message import listing, quoted
-
+from ..physics.message import listing, quoted
 from .asset_roots import AssetRoots, own_package
 from .source import SceneError, read_bytes
 
@@ -466,8 +465,8 @@ class _Reader:
         density and the link's mass (MuJoCo's inertiafromgeom), for a link whose file gives a
         mass and an all-zero inertia; zero (raised to the floor, said in the warning) when it
         has no collision geometry."""
-        from sharnir.physics.shape import SHAPES, Compound, Mesh
-        from sharnir.physics.transforms import matrix_quat as quat_of
+        from ..physics.shape import SHAPES, Compound, Mesh
+        from ..physics.transforms import matrix_quat as quat_of
 
         def make(d):   # a <collision>'s shape dict: the fields of its physics shape
             if d["type"] == "mesh":
@@ -1001,7 +1000,7 @@ class _Builder:
         with np.errstate(all="ignore"):   # (overflow: not finite, said below)
             com = first / mass
             tensor = second - mass * (com @ com * np.eye(3) - np.outer(com, com))
-        from sharnir.physics.shape import principal_axes
+        from ..physics.shape import principal_axes
 
         try:
             if not (np.isfinite(tensor).all() and np.isfinite(com).all()):
@@ -1094,7 +1093,7 @@ def _mesh_vertices(file, _mtime_ns, _size, scale):
     read them again: once per version of the file)."""
     import trimesh
 
-    from sharnir.physics.shape import readable_mesh_file
+    from ..physics.shape import readable_mesh_file
 
     readable_mesh_file(file)
     mesh = trimesh.load(file, force="mesh", process=False)
@@ -1151,7 +1150,7 @@ def motor_spec(effort, velocity, target=0.0):
 
 
 def _matrix_quat(R):
-    from sharnir.physics.transforms import matrix_quat
+    from ..physics.transforms import matrix_quat
 
     return matrix_quat(R)
 

@@ -266,8 +266,9 @@ def test_render_draws_arrays_and_loads_no_scene():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
+            elif isinstance(node, ast.ImportFrom):   # relative ones resolved from render
+                base = ["sharnir", "render"][:2 - node.level + 1] if node.level else []
+                names = [".".join(base + ([node.module] if node.module else []))]
             else:
                 continue
             for name in names:
