@@ -163,6 +163,32 @@ def state_of(model, bodies, joints, carry):
     return s
 
 
+def carry_back(bodies, joints, model, state):
+    """Before a rebuild: what the arrays hold that the records must give the next build. The
+    bodies' poses and velocities (`state`, the running State); and, while `model` is the one
+    built from the records (None once an edit has dropped it: the records are the truth
+    then), what the live edits wrote there: the joints' friction and damping, the voltages of
+    the motors no controller drives (State.motor_voltage) and the controllers' set-points
+    (Model.motor_traj). World changes a record it shares with the model only after this."""
+    s = state
+    for i in range(s.body_pos.shape[0]):
+        b = bodies[i]
+        b.pos, b.quat = s.body_pos[i].copy(), s.body_quat[i].copy()
+        b.vel, b.angvel = s.body_vel[i].copy(), s.body_angvel[i].copy()
+    if model is None:
+        return
+    for j in range(model.joint_friction.shape[0]):
+        joints[j].friction = float(model.joint_friction[j])
+        joints[j].damping = float(model.joint_damping[j])
+    for m, j in enumerate(model.motor_joint):
+        joint = joints[j]
+        if joint.controller is None:
+            joint.voltage = float(s.motor_voltage[m])
+        else:
+            mode, gains, _, keys, implicit = joint.controller
+            joint.controller = (mode, gains, model.motor_traj[m].copy(), keys, implicit)
+
+
 def group_model(joints):
     """The model's joint types, anchors and frames: a revolute joint in a group of 2 or 3
     between the same two bodies takes its place's type (joint.UNIVERSAL_1 ...) and the

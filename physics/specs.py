@@ -252,8 +252,13 @@ def positive(name, value):
     return v
 
 
-def entry_index(items, ref, kind, where):
-    """The index of an entry given by index or by name; ValueError naming the choices."""
+def entry_index(items, ref, kind, where, names=None):
+    """The index of an entry given by index or by name (found in `names`, name -> index,
+    where given); ValueError naming the choices."""
+    if names is not None and isinstance(ref, str):
+        i = names.get(ref)
+        if i is not None:
+            return i
     prefix = f"{where}: " if where else ""
     if isinstance(ref, (int, np.integer)):
         if 0 <= ref < len(items):

@@ -1,5 +1,13 @@
 """World: build bodies, joints and loads in Python, then step them with one nogil kernel call.
 
+World is the API and delegates: its records of bodies, joints and loads, and the checks of
+what is added, are physics/specs.py (MuJoCo's mjSpec); compile.build (physics/compile.py)
+makes the arrays of physics/model.py from them at the first step after an edit that adds or
+removes something; guard.steps (physics/guard.py) calls the kernel and turns a blow-up into
+its error (physics/errors.py). After a build the arrays are the truth: live edits write the
+Model or the State, the readers read them, and a rebuild first hands them back to the
+records (compile.carry_back).
+
 Conventions: SI units, z is up, quaternions (w, x, y, z), angles in radians. Body 0 is the
 fixed world ("world"). Joint anchors and axes are given in world coordinates at the pose the
 bodies have when the joint is added; joint coordinates are zero there.
@@ -19,7 +27,7 @@ import numpy as np
 
 from . import guard
 from .checkpoint import Checkpoint, CheckpointError, mismatch
-from .compile import build
+from .compile import build, carry_back
 from .constraint import SLOT_LOWER
 from .contact import POINT_FIELDS, make_contacts  # noqa: E402
 from .errors import (  # noqa: F401 (BoundError: still importable from here)
@@ -111,6 +119,7 @@ class World:
         self._loads = []
         self._model = self._state = self._work = None
         self._trees = None   # the trees' blocks (articulation.py), built with the model
+        self._body_of = self._joint_of = self._motor_of = None   # (_build's lookups)
         self._drag_mass = None   # (key, time, mass) of the last grab (_system_point_mass)
         self._contacts = None
         self._carry = None       # the running state a rebuild continues from
@@ -224,9 +233,9 @@ class World:
         if not isinstance(motor, DCMotor):
             raise ValueError(f"joint {self._joints[j].name!r}: the motor must be a DCMotor "
                              f"(got {type(motor).__name__})")
+        self._invalidate()
         self._joints[j].motor = motor
         self._joints[j].voltage = 0.0
-        self._invalidate()
         self.set_voltage(j, voltage)
 
     def add_coupling(self, joint, leader, multiplier=1.0, offset=0.0, *, lower=0.0, upper=0.0):
@@ -261,11 +270,11 @@ class World:
         where = f"joint {joint_.name!r}"
         if joint_.motor is None:
             raise ValueError(f"{where} has no motor")
-        joint_.controller = controller_spec(where, mode, kp=kp, kd=kd, target=target,
-                                            sine=sine, keyframes=keyframes, implicit=implicit)
-        joint_.held = None
-        self.controllers_changed += 1
+        controller = controller_spec(where, mode, kp=kp, kd=kd, target=target, sine=sine,
+                                     keyframes=keyframes, implicit=implicit)
         self._invalidate()
+        joint_.controller, joint_.held = controller, None
+        self.controllers_changed += 1
 
     def resume_controller(self, joint):
         """Hand the motor on `joint` back to the controller that a voltage took over
@@ -279,9 +288,9 @@ class World:
         if joint_.held is None:
             now = "its controller drives it" if joint_.controller else "no controller was set"
             raise ValueError(f"{where}: no controller to hand back ({now})")
+        self._invalidate()
         joint_.controller, joint_.held = joint_.held, None
         self.controllers_changed += 1
-        self._invalidate()
 
     @property
     def motor_modes(self):
@@ -315,14 +324,13 @@ class World:
             joint_.held = (mode, gains, row, (), implicit)
             return
         mode, gains, _, keys, implicit = joint_.controller
-        if keys:
-            joint_.controller = (mode, gains, row, (), implicit)
+        if keys:   # (the model's table of keyframes changes: a rebuild)
             self._invalidate()
-            return
-        joint_.controller = (mode, gains, row, keys, implicit)
-        if self._model is not None:
-            m = int(np.flatnonzero(self._model.motor_joint == j)[0])
-            self._model.motor_traj[m] = row
+            joint_.controller = (mode, gains, row, (), implicit)
+        elif self._model is not None:   # the model's row is the set-point now
+            self._model.motor_traj[self._motor_of[j]] = row
+        else:
+            joint_.controller = (mode, gains, row, keys, implicit)
 
     def set_voltage(self, joint, voltage):
         """The supply voltage of the motor on `joint` (V), effective at the next step; a
@@ -337,14 +345,15 @@ class World:
         if not (math.isfinite(u) and abs(u) <= limit):
             raise ValueError(f"joint {joint_.name!r}: voltage must be a finite number within "
                              f"+-{limit:g} V, the motor's supply limit (got {voltage})")
-        joint_.voltage = u
-        if joint_.controller is not None:
-            joint_.held, joint_.controller = joint_.controller, None
-            self.controllers_changed += 1
+        if joint_.controller is not None:   # it takes the controller's place: a rebuild
             self._invalidate()
-        if self._model is not None:
-            m = int(np.flatnonzero(self._model.motor_joint == j)[0])
-            self._state.motor_voltage[m] = u
+            joint_.held, joint_.controller = joint_.controller, None
+            joint_.voltage = u
+            self.controllers_changed += 1
+        elif self._model is not None:   # the state's voltage is the motor's now
+            self._state.motor_voltage[self._motor_of[j]] = u
+        else:
+            joint_.voltage = u
 
     @property
     def motors(self):
@@ -376,10 +385,12 @@ class World:
         return len(self._loads) - 1
 
     def _body_index(self, ref, where):
-        return entry_index(self._bodies, ref, "body", where)
+        return entry_index(self._bodies, ref, "body", where,
+                           None if self._model is None else self._body_of)
 
     def _joint_index(self, ref):
-        return entry_index(self._joints, ref, "joint", "")
+        return entry_index(self._joints, ref, "joint", "",
+                           None if self._model is None else self._joint_of)
 
     def _current_body_pose(self, i):
         if self._state is not None and i < self._state.body_pos.shape[0]:
@@ -393,13 +404,10 @@ class World:
         self._model = None
 
     def _capture_state(self):
-        """Copy the running state back into the specs so a rebuild continues from it."""
-        s = self._state
-        for i in range(s.body_pos.shape[0]):
-            b = self._bodies[i]
-            b.pos, b.quat = s.body_pos[i].copy(), s.body_quat[i].copy()
-            b.vel, b.angvel = s.body_vel[i].copy(), s.body_angvel[i].copy()
-        self._carry = s
+        """Hand the running state and the live edits back to the records, so that a rebuild
+        goes on from them (compile.carry_back)."""
+        carry_back(self._bodies, self._joints, self._model, self._state)
+        self._carry = self._state
 
     def _build(self):
         """The arrays of the records (physics/compile.py), going on from the running state
@@ -408,6 +416,10 @@ class World:
          self._contacts) = build(self._bodies, self._joints, self._loads, self._carry,
                                  self._contacts)
         self._carry = None
+        # while the model stands: names to indexes, and each motored joint's motor row
+        self._body_of = {b.name: i for i, b in enumerate(self._bodies)}
+        self._joint_of = {jn.name: j for j, jn in enumerate(self._joints)}
+        self._motor_of = {int(j): m for m, j in enumerate(self._model.motor_joint)}
 
     def _ready(self):
         if self._model is None:
@@ -825,11 +837,12 @@ class World:
                 joints[jn.name] = [float(x) for x in (-q if q[0] < 0.0 else q)]
                 dw = state.body_angvel[b] - state.body_angvel[a]
                 rates[jn.name] = [float(x) for x in quat_to_matrix(qfb).T @ dw]
-            if jn.motor is not None:
+            if jn.motor is not None:   # (the state's voltage, the model's set-point)
+                m = self._motor_of[j]
+                row = model.motor_traj[m]
                 if jn.controller is None:
-                    voltages[jn.name] = float(jn.voltage)
-                elif jn.controller[2][0] == TRAJ_CONSTANT and not jn.controller[3]:
-                    row = jn.controller[2]
+                    voltages[jn.name] = float(state.motor_voltage[m])
+                elif row[0] == TRAJ_CONSTANT and not jn.controller[3]:
                     targets[jn.name] = float(row[1]) if row[2] == 0.0 else \
                         [float(row[1]), float(row[2])]
         for i in roots[1]:   # a free body, or a floating robot's root
@@ -990,7 +1003,8 @@ class World:
         self._set_joint_number(joint, "damping", value, "joint_damping")
 
     def _set_joint_number(self, joint, name, value, field):
-        """A joint's setting `name` (physics.settings' range) into its spec and model.field."""
+        """A joint's setting `name` (physics.settings' range) into model.field, or into its
+        record while there is no model."""
         j = self._joint_index(joint)
         where = f"joint {self._joints[j].name!r}"
         try:
@@ -1000,9 +1014,10 @@ class World:
         jt = self._joints[j].type
         if v > 0 and not getattr(JOINT_TABLE[jt], name):   # its friction or damping column
             raise ValueError(f"{where}: a {JOINT_TYPE_NAMES[jt]} joint has no {name}")
-        setattr(self._joints[j], name, v)
         if self._model is not None:
             getattr(self._model, field)[j] = v
+        else:
+            setattr(self._joints[j], name, v)
 
     def set_body_force(self, body, force=(0.0, 0.0, 0.0), torque=(0.0, 0.0, 0.0)):
         """A force at the centre of mass and a torque (world frame) that act until changed."""
@@ -1254,12 +1269,20 @@ class World:
 
     @property
     def joint_friction_limit(self):
-        return np.array([j.friction for j in self._joints])
+        """Each joint's Coulomb friction limit, N m or N."""
+        return self._joint_numbers("friction", "joint_friction")
 
     @property
     def joint_damping(self):
         """Each joint's viscous damping, N m s/rad or N s/m."""
-        return np.array([j.damping for j in self._joints])
+        return self._joint_numbers("damping", "joint_damping")
+
+    def _joint_numbers(self, name, field):
+        """A copy of the joints' setting `name`: model.field once built (set_friction and
+        set_damping write there), else the records'."""
+        if self._model is not None:
+            return getattr(self._model, field).copy()
+        return np.array([getattr(j, name) for j in self._joints], float)
 
     @property
     def body_mass(self):
@@ -1305,12 +1328,12 @@ class World:
 
     def joint_anchor_world(self, joint):
         """World positions (2, 3) of the joint's anchor as seen on body A and on body B."""
-        j = self._joints[self._joint_index(joint)]
-        _, state, _ = self._ready()
+        j = self._joint_index(joint)
+        model, state, _ = self._ready()
         out = np.zeros((2, 3))
-        for side, i in enumerate(j.bodies):
+        for side, i in enumerate(model.joint_body[j]):
             R = quat_to_matrix(state.body_quat[i])
-            out[side] = state.body_pos[i] + R @ j.local_anchor[side]
+            out[side] = state.body_pos[i] + R @ model.joint_local_anchor[j, side]
         return out
 
     def joint_frames_world(self):
