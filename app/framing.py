@@ -25,28 +25,13 @@ def view_part(window_width, window_height, panel_width):
     return panel / w, (w - panel) / h
 
 
-def _components(joint_bodies, fixed):
-    """Union-find over the joints between moving bodies: body -> its component's root."""
-    parent = list(range(len(fixed)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in joint_bodies:
-        if not fixed[a] and not fixed[b]:
-            parent[find(a)] = find(b)
-    return find
-
-
-def hanging_bounds(snap, joint_bodies, body_fixed):
+def hanging_bounds(snap, joint_bodies, body_island):
     """(lo (3,), hi (3,)) of the room the parts hanging from fixed bodies swing through
     under gravity, or None when nothing hangs.
 
-    A part is the set of moving bodies joined to each other, held by a hinge or a ball
-    joint at p0 on a fixed body.  It swings about an axis n through p0: the hinge's, or for
+    A part is an island of the model (`body_island`: dynamic bodies joined to each other;
+    -1 for the fixed ones), held by a hinge or a ball joint at p0 on a fixed body.  It
+    swings about an axis n through p0: the hinge's, or for
     a ball joint the horizontal axis across the line from p0 to the part (it falls in the
     vertical plane through that line; a part already hanging straight down adds nothing).
     Each corner of the part keeps its height along n and its distance from the axis, as
@@ -60,18 +45,17 @@ def hanging_bounds(snap, joint_bodies, body_fixed):
     if g < HANG_MIN_GRAVITY or snap.joint_anchor is None or not len(types):
         return None
     down = gravity / g
-    find = _components(joint_bodies, body_fixed)
     members = {}
-    for body in range(len(body_fixed)):
-        if not body_fixed[body]:
-            members.setdefault(find(body), []).append(body)
+    for body, island in enumerate(body_island):
+        if island >= 0:
+            members.setdefault(island, []).append(body)
     lo, hi = [], []
     for j, ((a, b), kind) in enumerate(zip(joint_bodies, types)):
         turns = JOINT_TYPE_INFO[kind]   # a hinge or a ball joint: free motion, all rotation
-        if body_fixed[a] == body_fixed[b] or turns.dofs == 0 or turns.linear:
+        if (body_island[a] < 0) == (body_island[b] < 0) or turns.dofs == 0 or turns.linear:
             continue
         p0 = np.asarray(snap.joint_anchor[j], dtype=float)
-        corners = _corners(snap, members[find(b if body_fixed[a] else a)]) - p0   # (8 k, 3)
+        corners = _corners(snap, members[max(body_island[a], body_island[b])]) - p0  # (8 k, 3)
         if not len(corners):
             continue
         if turns.dofs == 1:   # a hinge: about its axis
@@ -114,12 +98,12 @@ def _corners(snap, bodies):
     return np.asarray(out, dtype=float).reshape(-1, 3)
 
 
-def frame_bounds(snap, joint_bodies=None, body_fixed=None):
+def frame_bounds(snap, joint_bodies=None, body_island=None):
     """What F frames: every body with its extent, and the room hanging parts swing through
-    (when the joints' bodies and which bodies are fixed are known)."""
+    (when the joints' bodies and the bodies' islands are known)."""
     lo, hi = scene_bounds(snap.body_pos, snap.body_quat, snap.body_shapes)
-    if joint_bodies is not None and body_fixed is not None and len(joint_bodies):
-        hang = hanging_bounds(snap, joint_bodies, body_fixed)
+    if joint_bodies is not None and body_island is not None and len(joint_bodies):
+        hang = hanging_bounds(snap, joint_bodies, body_island)
         if hang is not None:
             lo, hi = np.minimum(lo, hang[0]), np.maximum(hi, hang[1])
     return lo, hi

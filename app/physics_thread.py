@@ -490,6 +490,7 @@ class PhysicsThread(threading.Thread):
             body_names=tuple(world.body_names), body_shapes=tuple(world.body_shapes),
             body_visuals=tuple(world.body_visuals),
             body_jointed=tuple(world.body_jointed), joint_limits=tuple(world.joint_limits),
+            body_island=tuple(int(i) for i in world.body_island),
             joint_names=tuple(world.joint_names), joint_types=tuple(world.joint_types),
             joint_coord_names=tuple(world.joint_coord_name(j)
                                     for j in range(len(world.joint_names))),

@@ -104,6 +104,7 @@ class Snapshot:
     run: int = 0                    # goes up at every load and reset (steps count from 1
                                     # again); a grasp or release (a new generation) keeps it
     body_jointed: tuple = ()        # (nbody,) bool: a joint holds the body (not moved by hand)
+    body_island: tuple = ()         # (nbody,) int: island of jointed dynamic bodies, -1: none
     body_mass: np.ndarray | None = None     # (nbody,) kg (0 for static and kinematic bodies)
     body_inertia: np.ndarray | None = None  # (nbody, 3) principal moments, kg m^2
     joint_bodies: tuple = ()        # (njoint,) (body A, body B) indices
@@ -152,7 +153,8 @@ class Snapshot:
             _set(self, "contact_sliding", _frozen(self.contact_sliding, bool))
         _set(self, "drag_body", int(self.drag_body))
         _set(self, "settings", MappingProxyType(dict(self.settings)))
-        for name in ("body_names", "body_shapes", "body_visuals", "body_jointed", "joint_bodies",
+        for name in ("body_names", "body_shapes", "body_visuals", "body_jointed", "body_island",
+                     "joint_bodies",
                      "joint_names", "joint_types", "sensor_bodies",
                      "joint_coord_names", "history"):
             _set(self, name, tuple(getattr(self, name)))

@@ -221,7 +221,7 @@ class App:
         self.drag = None            # the body being dragged with the mouse (app.drag.Drag)
         self._spring = None         # its drawing, made at the first drag
 
-        self._joint_cache = None    # (generation, joint_bodies)
+        self._joint_cache = None    # (generation, joint_bodies, body_island)
         self.last_screenshot = None
         self.recording = None          # F9: the view being recorded (app.recording)
         self._finishing = []           # recordings stopped, their files being finished
@@ -430,8 +430,8 @@ class App:
             if self.panel_state is not None:
                 self.panel_state.note = "frame: no body has a finite pose; the view stays"
             return
-        joint_bodies, body_fixed = self._topology(snap)
-        bounds = frame_bounds(snap, joint_bodies, body_fixed)
+        joint_bodies, body_island = self._topology(snap)
+        bounds = frame_bounds(snap, joint_bodies, body_island)
         self.camera.frame(bounds, aspect=self.fit_view())
         self.renderer.fit_grid(bounds)
 
@@ -450,18 +450,16 @@ class App:
         return aspect
 
     def _topology(self, snap):
-        """(joint_bodies, body_fixed) of the snapshot's world, or (None, None) while a newer
+        """(joint_bodies, body_island) of the snapshot's world, or (None, None) while a newer
         world is being installed (static data, read once per world)."""
-        props = self._mass_properties(snap)
         cache = self._joint_cache
-        if props is None:
-            return None, None
         if cache is None or cache[0] != snap.generation:
-            bodies = snap.joint_bodies
-            if len(bodies) != len(snap.joint_names):
+            bodies, island = snap.joint_bodies, snap.body_island
+            if len(bodies) != len(snap.joint_names) or len(island) != len(snap.body_names):
                 return None, None
-            self._joint_cache = cache = (snap.generation, [tuple(b) for b in bodies])
-        return cache[1], [not m > 0.0 for m in props[0]]
+            self._joint_cache = cache = (snap.generation, [tuple(b) for b in bodies],
+                                         list(island))
+        return cache[1], cache[2]
 
     def action_toggle_help(self):
         self.show_help = not self.show_help

@@ -1184,6 +1184,13 @@ class World:
         state.body_angmom[i] = 0.0
 
     @property
+    def body_island(self):
+        """(nbody,) int: the island (dynamic bodies joined by joints) of each body, -1 for a
+        static or kinematic body and for a dynamic one that no joint holds (Model.body_island)."""
+        model, _, _ = self._ready()
+        return model.body_island.copy()
+
+    @property
     def body_jointed(self):
         """For each body, whether a joint holds it."""
         held = set()

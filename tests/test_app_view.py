@@ -43,7 +43,7 @@ def _world_snap(world, gravity=(0.0, 0.0, -9.81)):
 
 
 def _topology(world):
-    return [tuple(b) for b in world.joint_bodies], [not m > 0.0 for m in world.body_mass]
+    return [tuple(b) for b in world.joint_bodies], list(world.body_island)
 
 
 # ---- in-process: the camera beside the panel --------------------------------------------------
@@ -88,22 +88,22 @@ def test_a_horizontal_chain_is_framed_with_the_room_it_falls_through():
     the origin; it swings down to z = -4 and through to x = -5, in the plane y = 0, and
     never above where it starts."""
     world = load_scene("chain")
-    joint_bodies, fixed = _topology(world)
-    lo, hi = hanging_bounds(_world_snap(world), joint_bodies, fixed)
+    joint_bodies, island = _topology(world)
+    lo, hi = hanging_bounds(_world_snap(world), joint_bodies, island)
     reach = 5.0 + 0.01                                   # the links and the last cap's radius
     assert lo[0] == pytest.approx(-reach, abs=0.02) and hi[0] == pytest.approx(reach, abs=0.02)
     assert lo[2] == pytest.approx(1.0 - reach, abs=0.02)
     assert hi[2] == pytest.approx(1.01, abs=1e-6)        # the links' top now, not above
     assert hi[1] - lo[1] < 0.05                          # it swings in its vertical plane
-    flo, fhi = frame_bounds(_world_snap(world), joint_bodies, fixed)
+    flo, fhi = frame_bounds(_world_snap(world), joint_bodies, island)
     assert np.allclose(flo, np.minimum(lo, flo)) and fhi[2] == pytest.approx(1.01)
 
 
 def test_a_horizontal_hinge_pendulum_adds_its_swing_circle_and_a_door_adds_nothing():
     joints = load_scene("joints")
     snap = _world_snap(joints)
-    bodies, fixed = _topology(joints)
-    lo, hi = hanging_bounds(snap, bodies, fixed)
+    bodies, island = _topology(joints)
+    lo, hi = hanging_bounds(snap, bodies, island)
     # the pendulum: hinge at (0, 0, 2) about y; it swings in the plane y = const
     p = joints.body_names.index("pendulum")
     assert lo[2] < snap.body_pos[p][2] - 0.3              # it can swing below where it is
