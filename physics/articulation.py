@@ -982,7 +982,15 @@ def _pgs(A, w, lam, grp, grp_f, grp_inv, g0, g1, r0, r1, clamped, apply):
             total = 0.0
             for r in range(grp[gi, G_NFIRST], grp[gi, G_NFIRST] + grp[gi, G_NCOUNT]):
                 total += lam[r]
-            if kind == G_SLIDE:
+            if kind == G_SLIDE and not (grp_f[gi, 0] > 0.0 and grp_f[gi, 1] > 0.0):
+                # a mu of 0: a segment or the point 0 (contact_solver.solve_contacts)
+                for k in range(2):
+                    c = grp_f[gi, k] * total
+                    v = min(max(lam[first + k], -c), c)
+                    if v != lam[first + k]:
+                        hit = True
+                        lam[first + k] = v
+            elif kind == G_SLIDE:
                 mu1, mu2 = grp_f[gi, 0], grp_f[gi, 1]
                 lim = mu1 * mu2 * total
                 q = (lam[first] * mu2) ** 2 + (lam[first + 1] * mu1) ** 2

@@ -366,7 +366,12 @@ def warm_start_contacts(model, state, work, contacts, warm):
 
 @njit(**_JIT)
 def _clamp_ellipse(p, i, mu1, mu2, total):
-    """Scale (p[i], p[i+1]) onto the ellipse (p_i / mu1)^2 + (p_i+1 / mu2)^2 <= total^2."""
+    """Scale (p[i], p[i+1]) onto the ellipse (p_i / mu1)^2 + (p_i+1 / mu2)^2 <= total^2 (a
+    segment, or the point 0, where a mu is 0)."""
+    if not (mu1 > 0.0 and mu2 > 0.0):
+        p[i] = min(max(p[i], -mu1 * total), mu1 * total)
+        p[i + 1] = min(max(p[i + 1], -mu2 * total), mu2 * total)
+        return
     q = (p[i] * mu2) ** 2 + (p[i + 1] * mu1) ** 2
     lim = mu1 * mu2 * total
     if q > lim * lim:
@@ -466,19 +471,25 @@ def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding
         t1 = o1 - man_rows[m, M_MASS] * v1
         t2 = o2 - man_rows[m, M_MASS + 1] * v2
         mu1, mu2 = man_rows[m, M_MU], man_rows[m, M_MU2]
-        lim = mu1 * mu2 * total       # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
-        q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
-        slide = q > lim * lim
-        if slide:
-            if mu1 != mu2:   # anisotropic: the step of maximal dissipation, then the clamp
-                top = max(mu1 * mu1, mu2 * mu2)
-                t1 = o1 - man_rows[m, M_MASS] * v1 * (mu1 * mu1 / top)
-                t2 = o2 - man_rows[m, M_MASS + 1] * v2 * (mu2 * mu2 / top)
-                q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
-            if q > lim * lim:
-                scale = lim / math.sqrt(q)
-                t1 *= scale
-                t2 *= scale
+        if mu1 > 0.0 and mu2 > 0.0:
+            lim = mu1 * mu2 * total   # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
+            q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+            slide = q > lim * lim
+            if slide:
+                if mu1 != mu2:   # anisotropic: the step of maximal dissipation, then the clamp
+                    top = max(mu1 * mu1, mu2 * mu2)
+                    t1 = o1 - man_rows[m, M_MASS] * v1 * (mu1 * mu1 / top)
+                    t2 = o2 - man_rows[m, M_MASS + 1] * v2 * (mu2 * mu2 / top)
+                    q = (t1 * mu2) ** 2 + (t2 * mu1) ** 2
+                if q > lim * lim:
+                    scale = lim / math.sqrt(q)
+                    t1 *= scale
+                    t2 *= scale
+        else:   # a mu of 0: the ellipse is a segment or the point 0 (no friction along it)
+            c1, c2 = mu1 * total, mu2 * total
+            n1, n2 = min(max(t1, -c1), c1), min(max(t2, -c2), c2)
+            slide = n1 != t1 or n2 != t2
+            t1, t2 = n1, n2
         impulse[f0, P_T1] = t1
         impulse[f0, P_T2] = t2
         sliding[f0] = slide   # (the manifold's other points: spread_sliding, after the sweeps)

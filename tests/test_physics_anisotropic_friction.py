@@ -148,3 +148,37 @@ def test_bad_anisotropic_friction_in_a_scene_file_is_named(tmp_path, extra, fiel
     message = str(info.value)
     assert str(path) in message and "sled" in message and field in message, message
     assert words in message, message
+
+
+@pytest.mark.parametrize("articulation", ["sweep", "tree"])
+def test_a_friction_of_zero_holds_nothing(articulation):
+    # both bodies mu = 0: the ellipse is the point 0 (the clamp once let any friction
+    # through: q = 0 <= lim^2 = 0). Two 1 kg cubes welded side by side on a level floor (a
+    # tree: "tree" solves its contacts in the tree's block), pushed by 2 N: their centre of
+    # mass at 1 m/s^2 (the push, off that centre, turns them too)
+    w = World(dt=1e-3, gravity=(0.0, 0.0, -G), articulation=articulation)
+    w.add_body("ground", Box((5.0, 5.0, 0.1)), kind="static", pos=(0.0, 0.0, -0.1),
+               material=SMOOTH)
+    a = w.add_body("a", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(0.0, 0.0, 0.1), material=SMOOTH)
+    b = w.add_body("b", Box((0.1, 0.1, 0.1)), mass=1.0, pos=(0.0, 0.25, 0.1), material=SMOOTH)
+    w.add_joint("weld", "fixed", "a", "b", anchor=(0.0, 0.125, 0.1))
+    w.add_load("a", force=(2.0, 0.0, 0.0))
+    w.run(300)
+    centre = 0.5 * (w.body_vel[a] + w.body_vel[b])
+    assert centre[0] == pytest.approx(1.0 * 0.3, rel=1e-6)
+
+
+def test_an_axis_of_zero_friction_slides_freely_along_it_and_holds_across():
+    # mu_1 = 0 along body x, mu_2 = 0.8 across: the ellipse is the segment |p_2| <= 0.8 p_n.
+    # On the 30 degree incline (tan = 0.577) with the axis down the slope the cube slides at
+    # g sin 30; with the axis across the slope it holds
+    for axis, slides in (((1.0, 0.0, 0.0), True), ((0.0, 1.0, 0.0), False)):
+        w, b, d = incline_block(axis, along=0.0, across=0.8)
+        p0 = np.array(w.body_pos[b])
+        rec = w.run(240, record_bodies=True)
+        s = (rec.body_pos[:, b] - p0) @ d
+        if slides:
+            v = float(np.asarray(w.body_vel)[b] @ d)
+            assert v == pytest.approx(G * math.sin(THETA) * 1.0, rel=0.01)
+        else:
+            assert np.max(np.abs(s)) < 1e-4
