@@ -9,23 +9,25 @@ source papers: docs/papers.md; the layout: ARCHITECTURE.md.
 `sharnir` command. The shipped scenes are listed by `sharnir --list` and `shipped_scenes()`.
 """
 from .physics import (
-                             SHAPES,
-                             Box,
-                             Capsule,
-                             Cylinder,
-                             DCMotor,
-                             Ellipsoid,
-                             Material,
-                             Plane,
-                             Recording,
-                             SimulationError,
-                             Sphere,
-                             World,
+    SHAPES,
+    Box,
+    Capsule,
+    Cylinder,
+    DCMotor,
+    Ellipsoid,
+    FrictionRegion,
+    Material,
+    Plane,
+    Recording,
+    SimulationError,
+    Sphere,
+    World,
 )
 from .scenes import SceneError, build_world, load_scene, read_scene, shipped_scenes
 
 __version__ = "0.1.0"
 
-__all__ = ["World", "Recording", "SimulationError", "Material", "DCMotor", "Box", "Sphere",
+__all__ = ["World", "Recording", "SimulationError", "Material", "FrictionRegion", "DCMotor",
+           "Box", "Sphere",
            "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES", "SceneError", "build_world",
            "load_scene", "read_scene", "shipped_scenes", "__version__"]

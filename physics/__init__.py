@@ -18,10 +18,10 @@ from .errors import (  # noqa: E402
     SimulationError,
 )
 from .shape import SHAPES, Box, Capsule, Cylinder, Ellipsoid, Plane, Sphere  # noqa: E402
-from .specs import DCMotor, Material, Recording  # noqa: E402
+from .specs import DCMotor, FrictionRegion, Material, Recording  # noqa: E402
 from .world import World  # noqa: E402
 
 __all__ = ["World", "Recording", "SimulationError", "BoundError", "RunawayError",
-           "JointGapError", "EnergyJumpError", "Material", "DCMotor", "Box",
+           "JointGapError", "EnergyJumpError", "Material", "FrictionRegion", "DCMotor", "Box",
            "Sphere", "Capsule", "Cylinder", "Ellipsoid", "Plane", "SHAPES", "Checkpoint",
            "CheckpointError"]

@@ -27,9 +27,24 @@ from .articulation import make_trees
 from .contact import make_contacts
 from .coupling import COUPLING_PARAMS, LOWER, MULTIPLIER, OFFSET, UPPER
 from .joint import GROUP_TYPE
-from .model import DYNAMIC, KINEMATIC, STATIC, Model, make_state, make_work
+from .model import (
+    DYNAMIC,
+    KINEMATIC,
+    REGION_AXES,
+    REGION_BOX,
+    REGION_COLS,
+    REGION_HALF,
+    REGION_HALF_SPACE,
+    REGION_KIND,
+    REGION_MU,
+    REGION_POINT,
+    STATIC,
+    Model,
+    make_state,
+    make_work,
+)
 from .motor import CTRL_VOLTAGE, MOTOR_TRAJ
-from .shape import HULL, matrix_quat
+from .shape import HULL, Hull, matrix_quat
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
 from .specs import revolute_groups
@@ -270,11 +285,58 @@ def geoms(bodies, joints, kind):
         geom_local_pos=np.array([p for _, p, _ in leaves], float).reshape(ng, 3),
         geom_local_rot=np.array([r for _, _, r in leaves], float).reshape(ng, 3, 3),
         geom_material=np.array([b.material.row() for b in owners], float).reshape(ng, 8),
+        **friction_regions(bodies),
         geom_group=np.array([b.group for b in owners], np.int64).reshape(ng),
         geom_mask=np.array([b.mask for b in owners], np.int64).reshape(ng),
         geom_hull=hull,
         hull_vert=np.concatenate(verts).astype(float) if verts else np.zeros((1, 3)),
         pair_excluded=np.array(sorted(lo * nb + hi for lo, hi in held), np.int64))
+
+
+FACE_TOLERANCE = 0.01   # a face region's depth, as a share of its hull's largest extent
+
+
+def friction_regions(bodies):
+    """The Model's body_region and region_param (model.REGION_*) of the bodies' materials'
+    FrictionRegion records, moved from the frame the shape is written in (x_ref) to the body
+    frame (centre of mass c, principal axes Rp: x_ref = c + Rp x): a box's centre
+    Rp^T (c_box - c) and axes the rows of Rp; a half-space n . x_ref >= d becomes
+    (Rp^T n) . x >= d - n . c; a hull's face k the half-space of its outward plane
+    n_k . x_ref <= o_k pushed in by FACE_TOLERANCE of the hull's extent."""
+    spans = np.zeros((len(bodies), 2), np.int64)
+    rows = []
+    for i, b in enumerate(bodies):
+        regions = b.material.regions
+        spans[i] = (len(rows), len(regions))
+        c, Rp = b.frame if b.frame is not None else (np.zeros(3), np.eye(3))
+        c, Rp = np.asarray(c, dtype=float), np.asarray(Rp, dtype=float)
+        for k, r in enumerate(regions):
+            row = np.zeros(REGION_COLS)
+            row[REGION_MU] = r.friction
+            if r.box is not None:
+                row[REGION_KIND] = REGION_BOX
+                row[REGION_POINT:REGION_POINT + 3] = Rp.T @ (np.asarray(r.box[0]) - c)
+                row[REGION_HALF:REGION_HALF + 3] = r.box[1]
+                row[REGION_AXES:REGION_AXES + 9] = Rp.reshape(9)
+            else:
+                if r.face is not None:
+                    hull = b.shape
+                    if not isinstance(hull, Hull) or r.face >= len(hull.face_normals):
+                        count = len(hull.face_normals) if isinstance(hull, Hull) else 0
+                        raise ValueError(f"body {b.name!r}: friction region {k}: face {r.face} "
+                                         f"is not a face of its shape (a hull has {count})")
+                    n = np.asarray(hull.face_normals[r.face], dtype=float)
+                    extent = float(np.ptp(hull.vertices, axis=0).max())
+                    d = float(hull.face_offsets[r.face]) - FACE_TOLERANCE * extent
+                else:
+                    n, d = np.asarray(r.half_space[0], dtype=float), r.half_space[1]
+                row[REGION_KIND] = REGION_HALF_SPACE
+                row[REGION_POINT:REGION_POINT + 3] = Rp.T @ n
+                row[REGION_HALF] = d - float(n @ c)
+            rows.append(row)
+    param = np.array(rows, float).reshape(len(rows), REGION_COLS) if rows else \
+        np.zeros((1, REGION_COLS))
+    return dict(body_region=spans, region_param=param)
 
 
 def may_touch(model):

@@ -27,6 +27,16 @@ the impulse of maximal dissipation on that ellipse, p ~ -(mu_1^2 v_t1, mu_2^2 v_
 solver's step is scaled by mu_k^2 / max mu^2 per tangent before the clamp once the unclamped
 impulse leaves the ellipse; at the sliding fixed point p is parallel to that step).
 
+Friction regions (paper 001: friction that depends on where bodies touch; specs.FrictionRegion):
+a body may give parts of its surface (a box, a half-space, a hull's face, in its body frame)
+coefficients of their own. Point i of a manifold then has mu_i = max(mu_A(x_i), mu_B(x_i)),
+each body's region coefficient at x_i or else its material's, and Coulomb friction at every
+point would bound the anchor's sliding pair by sum_i mu_i p_n,i = mu P with
+mu = sum_i mu_i p_n,i / P. The step takes that mean with the points' normal impulses of the
+step before (their warm start; the plain mean of the mu_i while they carry none), isotropic:
+at rest or sliding steadily it is the bound at every point, one step late while the load
+moves between points.
+
 rbar is the mean distance of the points from c: Coulomb friction spread over the points
 resists a turn about n with at most sum_i mu p_n,i |m_i - c| ~ mu rbar P (equal shares), and
 a smooth shape's single point (rbar = 0) has the spinning friction mu_s alone.  For one point
@@ -107,6 +117,14 @@ from .contact import (
 )
 from .jit import KERNEL
 from .math3 import cross, mat_vec, quat_rotate, quat_rotated
+from .model import (
+    REGION_AXES,
+    REGION_BOX,
+    REGION_HALF,
+    REGION_KIND,
+    REGION_MU,
+    REGION_POINT,
+)
 
 _JIT = KERNEL
 
@@ -125,6 +143,60 @@ def _quad(m, x0, x1, x2):
     """x . m x"""
     y = mat_vec(m, (x0, x1, x2))
     return x0 * y[0] + x1 * y[1] + x2 * y[2]
+
+
+@njit(**_JIT)
+def _region_mu(body_region, region_param, body_pos, body_rot, body, x0, x1, x2):
+    """The friction of the first of the body's regions that holds the world point x, or -1
+    (none, or the body has none): x in the body frame, R^T (x - x_b), against each region
+    (model.REGION_*: a box's local = A (x - c) within its half extents, or n . x >= d)."""
+    count = body_region[body, 1]
+    if count == 0:
+        return -1.0
+    R = body_rot[body]
+    d0, d1, d2 = x0 - body_pos[body, 0], x1 - body_pos[body, 1], x2 - body_pos[body, 2]
+    y0 = R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2
+    y1 = R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2
+    y2 = R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2
+    for r in range(body_region[body, 0], body_region[body, 0] + count):
+        q = region_param[r]
+        if q[REGION_KIND] == REGION_BOX:
+            e0, e1, e2 = y0 - q[REGION_POINT], y1 - q[REGION_POINT + 1], y2 - q[REGION_POINT + 2]
+            inside = True
+            for k in range(3):
+                a = REGION_AXES + 3 * k
+                if abs(q[a] * e0 + q[a + 1] * e1 + q[a + 2] * e2) > q[REGION_HALF + k]:
+                    inside = False
+            if inside:
+                return q[REGION_MU]
+        elif (q[REGION_POINT] * y0 + q[REGION_POINT + 1] * y1 + q[REGION_POINT + 2] * y2
+              >= q[REGION_HALF]):
+            return q[REGION_MU]
+    return -1.0
+
+
+@njit(**_JIT)
+def _regions_mu(body_region, region_param, body_pos, body_rot, point, impulse, first, end,
+                a, b, mu_a, mu_b):
+    """The sliding friction of the manifold first..end between bodies a and b when either has
+    friction regions: at each point the larger of the two bodies' coefficients there (a
+    region's, else the geoms' mu_a, mu_b), averaged with the weights of the points' normal
+    impulses from the step before (the bound sum_i mu_i p_n,i of Coulomb friction at every
+    point, one step late; the plain mean while they carry none)."""
+    wsum = 0.0
+    msum = 0.0
+    usum = 0.0
+    for c in range(first, end):
+        x0, x1, x2 = point[c, 0], point[c, 1], point[c, 2]
+        fa = _region_mu(body_region, region_param, body_pos, body_rot, a, x0, x1, x2)
+        fb = _region_mu(body_region, region_param, body_pos, body_rot, b, x0, x1, x2)
+        mu_c = max(mu_a if fa < 0.0 else fa, mu_b if fb < 0.0 else fb)
+        w = impulse[c, P_N]
+        if w > 0.0:
+            wsum += w
+            msum += w * mu_c
+        usum += mu_c
+    return msum / wsum if wsum > 0.0 else usum / (end - first)
 
 
 # ---- rows -------------------------------------------------------------------------------------
@@ -173,6 +245,11 @@ def prepare_contacts(model, state, work, contacts, h):
                 t2 = cross(n, t1)
                 mu1 = max(gm[g, MU_ALONG], gm[other, MU])
                 mu2 = max(gm[g, MU], gm[other, MU])
+        if model.body_region[a, 1] > 0 or model.body_region[b, 1] > 0:
+            # friction regions (isotropic where they hold): the points' coefficients
+            mu1 = mu2 = _regions_mu(model.body_region, model.region_param, state.body_pos,
+                                    work.body_rot, contacts.point, contacts.impulse, first,
+                                    end, a, b, gm[ga, MU], gm[gb, MU])
         c0 = c1 = c2 = 0.0
         for c in range(first, end):
             _prepare_point(cs, gm, state.body_pos, state.body_vel, state.body_angvel, iiw, ima,

@@ -23,6 +23,12 @@ STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LPRE, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
 # a wrench: force (3) then torque (3)
 REACTION = 6
+# region_param columns (a body's friction regions, specs.FrictionRegion, in the body frame:
+# centre of mass, principal axes): its kind, friction, then a box's centre, half extents and
+# axes (rows, body frame: local = A (x - c)), or a half-space's normal and offset (n . x >= d
+# in the first two slots)
+REGION_BOX, REGION_HALF_SPACE = 0, 1
+REGION_KIND, REGION_MU, REGION_POINT, REGION_HALF, REGION_AXES, REGION_COLS = 0, 1, 2, 5, 8, 17
 # Recording.joint / rec_joint channels per joint and step (app.snapshot.JOINT_CHANNELS names
 # them): coordinate, rate, friction, sliding; the motor's voltage, current, torque, rotor
 # speed (0 without a motor); the reaction wrench (joint_reaction)
@@ -73,6 +79,9 @@ Model = namedtuple("Model", [
     "geom_material",       # (ngeom, 8) friction, rolling (m), spinning (m), restitution,
                            #   friction along the anisotropy axis (-1: isotropic), that axis
                            #   (3, body frame, unit)
+    "body_region",         # (nbody, 2) int64 first row of region_param and count (0: the
+                           #   body's friction is its geoms' everywhere)
+    "region_param",        # (nregion, REGION_COLS) friction regions (REGION_* columns)
     "geom_group",          # (ngeom,) int64 collision bits the geom has
     "geom_mask",           # (ngeom,) int64 collision bits the geom collides with
     "geom_hull",           # (ngeom, 2) int64 first vertex and count in hull_vert (hulls)

@@ -38,6 +38,68 @@ CONTROLLER_MODES = {"voltage": CTRL_VOLTAGE, "position": CTRL_POSITION,
 
 
 @dataclass(frozen=True)
+class FrictionRegion:
+    """A part of a body's surface with a Coulomb coefficient of its own (paper 001: friction
+    that depends on where bodies touch). Written in the frame the body's shape is written in
+    (its reference frame: for a hull, mesh or compound the frame add_body placed), one of
+
+    box         ((cx, cy, cz), (hx, hy, hz)): the points of the axis-aligned box of that
+                centre and half extents
+    half_space  ((nx, ny, nz), d): the points x with n . x >= d (n made unit, d scaled alike)
+    face        k: the points within compile.FACE_TOLERANCE (1 % of the hull's size) of the
+                plane of triangle k of the body's hull (Hull.faces, face_normals: the whole
+                polygon that triangle lies in), on a hull or mesh body only
+
+    A contact point on the body takes the friction of the first region that holds it (in the
+    body's list), else the material's; a contact then takes the larger of the two bodies'
+    coefficients at each of its points (contact_solver.py: the manifold's bound is their mean
+    weighted by the points' normal impulses)."""
+    friction: float
+    box: tuple | None = None
+    half_space: tuple | None = None
+    face: int | None = None
+
+    def __post_init__(self):
+        v = self.friction
+        if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
+                                       and v >= 0.0):
+            raise ValueError(f"friction region: friction must be a finite number >= 0 "
+                             f"(got {v!r})")
+        given = [k for k in ("box", "half_space", "face") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("friction region: give exactly one of box, half_space, face "
+                             f"(got {', '.join(given) or 'none'})")
+        if self.box is not None:
+            try:
+                c, h = (np.asarray(x, dtype=float).reshape(3) for x in self.box)
+            except (TypeError, ValueError):
+                raise ValueError("friction region: box must be (centre (3), half extents "
+                                 f"(3)) (got {self.box!r})") from None
+            if not (np.isfinite(c).all() and np.isfinite(h).all() and (h > 0.0).all()):
+                raise ValueError("friction region: box centre must be finite and its half "
+                                 f"extents positive (got {self.box!r})")
+            object.__setattr__(self, "box", (tuple(map(float, c)), tuple(map(float, h))))
+        if self.half_space is not None:
+            try:
+                n, d = np.asarray(self.half_space[0], dtype=float).reshape(3), \
+                    float(self.half_space[1])
+            except (TypeError, ValueError, IndexError):
+                raise ValueError("friction region: half_space must be (normal (3), offset) "
+                                 f"(got {self.half_space!r})") from None
+            length = float(np.linalg.norm(n))
+            if not (math.isfinite(length) and length > 1e-12 and math.isfinite(d)):
+                raise ValueError("friction region: half_space needs a finite nonzero normal "
+                                 f"and a finite offset (got {self.half_space!r})")
+            object.__setattr__(self, "half_space",
+                               (tuple(float(x) for x in n / length), d / length))
+        if self.face is not None and (isinstance(self.face, bool)
+                                      or not isinstance(self.face, (int, np.integer))
+                                      or self.face < 0):
+            raise ValueError(f"friction region: face must be a hull face's index >= 0 "
+                             f"(got {self.face!r})")
+
+
+@dataclass(frozen=True)
 class Material:
     """Contact coefficients of a body's surface; a contact takes the larger of the two
     bodies' values of each (MuJoCo's rule).
@@ -58,6 +120,7 @@ class Material:
     restitution: float = 0.0
     friction_axis: tuple | None = None
     friction_along: float | None = None
+    regions: tuple = ()   # FrictionRegion: parts of the surface with a friction of their own
 
     def __post_init__(self):
         for name in ("friction", "rolling", "spinning", "restitution"):
@@ -83,6 +146,10 @@ class Material:
                 raise ValueError(f"material friction_axis must be a finite nonzero vector "
                                  f"(got {self.friction_axis!r})")
             object.__setattr__(self, "friction_axis", tuple(float(x) for x in axis / length))
+        regions = tuple(self.regions or ())
+        if not all(isinstance(r, FrictionRegion) for r in regions):
+            raise ValueError("material regions must be FrictionRegion records")
+        object.__setattr__(self, "regions", regions)
 
     def row(self):
         """(mu, rolling, spinning, restitution, mu_along or -1, axis x, y, z) for the model."""
@@ -328,6 +395,13 @@ def body_spec(name, taken, shape, *, mass, density, inertia, pos, quat, vel, ang
     material = Material() if material is None else material
     if not isinstance(material, Material):
         raise TypeError(f"body {name!r}: material must be a Material (got {material!r})")
+    for r, region in enumerate(material.regions):
+        if region.face is not None:
+            faces = len(shape.face_normals) if isinstance(shape, Hull) else 0
+            if region.face >= faces:
+                raise ValueError(f"body {name!r}: friction region {r}: face {region.face} is "
+                                 f"not a face of its shape (" + (f"its hull has {faces} "
+                                 "faces)" if faces else "only a hull or mesh has faces)"))
     for what, bits in (("group", group), ("mask", mask)):
         if not (isinstance(bits, (int, np.integer)) and 0 <= int(bits) <= ALL_GROUPS):
             raise ValueError(f"body {name!r}: collision {what} must be an integer bit set "

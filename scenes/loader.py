@@ -225,6 +225,21 @@ def load_scene(path: str | Path, sets: Iterable[str] = (),
     return world
 
 
+def _friction_regions(physics, body):
+    """The physics.FrictionRegion records of a body's friction_regions."""
+    out = []
+    for r in body.friction_regions:
+        if r.box is not None:
+            out.append(physics.FrictionRegion(r.friction, box=(r.box.center,
+                                                                 r.box.half_extents)))
+        elif r.half_space is not None:
+            out.append(physics.FrictionRegion(r.friction, half_space=(r.half_space.normal,
+                                                                        r.half_space.offset)))
+        else:
+            out.append(physics.FrictionRegion(r.friction, face=r.face))
+    return tuple(out)
+
+
 def build_world(
     spec: SceneSpec,
     *,
@@ -297,7 +312,8 @@ def build_world(
                                           spinning=body.spinning,
                                           restitution=body.restitution,
                                           friction_axis=body.friction_axis,
-                                          friction_along=body.friction_along),
+                                          friction_along=body.friction_along,
+                                          regions=_friction_regions(physics, body)),
                 group=body.group,
                 mask=body.mask,
                 visuals=visuals,

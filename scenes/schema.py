@@ -54,6 +54,12 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     # friction_axis = [1.0, 0.0, 0.0]  # optional anisotropic friction (paper 001): a body-frame
     # friction_along = 0.2           # direction and mu for sliding along it ("friction" is
                                      # the mu across it); give both or neither
+    # friction_regions = [{ friction = 0.9, box = { center = [0.1, 0, 0], half_extents =
+    #   [0.1, 0.2, 0.1] } }, { friction = 0.1, half_space = { normal = [-1, 0, 0] } }]
+                                     # parts of the surface with a mu of their own (paper
+                                     # 001): a box, a half-space n . x >= offset or a hull's
+                                     # face = k, in the body's frame; the first that holds a
+                                     # contact point gives its mu there
     # visuals = [{ shape = { type = "mesh", file = "arm.obj" }, rgba = [0.8, 0.8, 0.8, 1.0] }]
     group = 1                        # collision bits of the body, default 1
     mask = 4611686018427387903       # bits it collides with (2^62 - 1: all, the default);
@@ -443,6 +449,40 @@ ShapeSpec = Annotated[
 ]
 
 
+class BoxRegionSpec(_Spec):
+    center: Vec3
+    half_extents: PositiveVec3
+
+
+class HalfSpaceRegionSpec(_Spec):
+    normal: Vec3
+    offset: Real = 0.0
+
+    @model_validator(mode="after")
+    def _normal(self) -> "HalfSpaceRegionSpec":
+        if not any(self.normal):
+            raise problem((("normal",), "must not be the zero vector"))
+        return self
+
+
+class FrictionRegionSpec(_Spec):
+    """A part of the body's surface with a friction of its own (physics.FrictionRegion), in
+    the frame the body's pos / quat place: a box, a half-space n . x >= offset, or face k of
+    a hull or mesh body (Hull.faces' row k and the faces in its plane)."""
+    friction: NonNegative
+    box: BoxRegionSpec | None = None
+    half_space: HalfSpaceRegionSpec | None = None
+    face: NonNegativeInt | None = None
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "FrictionRegionSpec":
+        given = [k for k in ("box", "half_space", "face") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise problem(((), "give exactly one of box, half_space, face (got "
+                               f"{', '.join(given) or 'none'})"))
+        return self
+
+
 class VisualSpec(_Spec):
     """A shape drawn on a body, in no collision and of no mass: its pose in the frame the
     body's pos / quat place, and its colour (None: the body's)."""
@@ -499,6 +539,7 @@ class BodySpec(_Spec):
     restitution: Annotated[Real, Field(ge=0, le=1)] = 0.0
     friction_axis: Vec3 | None = None
     friction_along: NonNegative | None = None
+    friction_regions: list[FrictionRegionSpec] = []
     group: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 1
     mask: Annotated[int, Strict(), Field(ge=0, lt=2**62)] = 2**62 - 1
     visuals: list[VisualSpec] = []
