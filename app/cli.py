@@ -35,6 +35,7 @@ import numpy as np
 
 from ..physics.joint import JOINT_TYPE_INFO
 from ..physics.message import shortened
+from ..physics.model import STAT_ITERATIONS
 from ..scenes import (
     SCENE_DIR,
     SceneError,
@@ -823,7 +824,7 @@ def _write_npz(handle, world, rec, every=1, single=False, extra=None):
 def _summary(scene, world, rec):
     """The run's numbers as plain JSON-ready values (SI units, radians)."""
     steps = len(rec.t)
-    iterations = rec.stats[:, 0]
+    iterations = rec.stats[:, STAT_ITERATIONS]
     final = rec.joint[-1]
     return {
         "scene": str(scene),

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from ..physics.model import STAT_ITERATIONS, STAT_SECONDS
 from ..physics.settings import SETTINGS
 from ..render.renderer import COLLISION, OVERLAY, VISUALS
 from .commands import ApplyKeyframe, CaptureKeyframe, Reset, ResumeController, Step
@@ -431,9 +432,9 @@ def draw_solver_plot(plot_buffer):
     implot.setup_axis_limits(implot.ImAxis_.x1, *_time_range(t), implot.Cond_.always)
     implot.setup_legend(implot.Location_.north_west)
     stats = plot_buffer.stats
-    implot.plot_line("iterations", t, stats[0])
+    implot.plot_line("iterations", t, stats[STAT_ITERATIONS])
     implot.set_axes(implot.ImAxis_.x1, implot.ImAxis_.y2)
-    implot.plot_line("step ms", t, np.ascontiguousarray(stats[2] * 1e3))
+    implot.plot_line("step ms", t, np.ascontiguousarray(stats[STAT_SECONDS] * 1e3))
     implot.end_plot()
 
 

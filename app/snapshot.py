@@ -26,7 +26,8 @@ REACTION_CHANNELS = JOINT_CHANNELS[8:]
 # The last axis of a contact sensor's telemetry (Recording.contact, World.body_contact):
 # the summed contact force on the body, world, and its torque about the centre of mass.
 CONTACT_CHANNELS = ("fx", "fy", "fz", "tx", "ty", "tz")
-# The last axis of the solver statistics (Recording.stats).
+# The last axis of the solver statistics (Recording.stats: model.STAT_ITERATIONS,
+# STAT_RESIDUAL, STAT_SECONDS).
 STAT_CHANNELS = ("iterations", "residual", "seconds")
 
 

@@ -48,6 +48,7 @@ import mujoco
 import numpy as np
 from run import machine, write_section
 
+from sharnir.physics.model import STAT_ITERATIONS
 from sharnir.scenes.loader import load_scene
 
 SECTION = "## MuJoCo's humanoid"
@@ -215,7 +216,7 @@ def sharnir_run(runs, mode_sets, iterations):
         best = max(best, STEPS / (time.perf_counter() - t0))
         height = float(w.body_reference_pose("torso")[0][2])   # the MuJoCo torso frame
         pos = np.array(w.body_pos)
-        iters = float(rec.stats[:, 0].mean())
+        iters = float(rec.stats[:, STAT_ITERATIONS].mean())
     err, ref_residual, ref_iters, ref_change = _sharnir_error(mode_sets, iterations)
     return dict(rate=best, iters=iters, err=err, ref=ref_residual, ref_iters=ref_iters,
                 ref_change=ref_change, z=height, pos=pos, unstable=False)

@@ -32,6 +32,9 @@ from .model import (
     STAT_GAP,
     STAT_GAP_ANGULAR,
     STAT_GAP_JOINT,
+    STAT_NONFINITE_BODY,
+    STAT_RECORDED,
+    STAT_RUNAWAY_BODY,
     STAT_SUPPLY,
     STAT_TRACE_BODY,
     STAT_TRACE_STAGE,
@@ -45,8 +48,8 @@ from .solver import (
     OK,
     OVERFLOW,
     RUNAWAY,
+    STAGES,
     TRACE_SPEED,
-    TRACE_STAGES,
     TRACE_TURN,
     step_many,
 )
@@ -73,13 +76,15 @@ def steps(world, model, state, work, n, rec):
         saved = None if traced else carried(state, work, world._contacts)
         done, status = kernel_steps(world, model, state, work,
                                     world._traced if traced else world._settings, k, part)
-        if status == NONFINITE or state.solver_stats[3] > 0:
+        if status == NONFINITE or state.solver_stats[STAT_NONFINITE_BODY] > 0:
             found = (traced_stage(state) if traced else
                      nonfinite_stage(world, model, state, work, saved, done))
             raise SimulationError(nonfinite(state, world._config, world._bodies,
-                                            int(state.solver_stats[3]) - 1, found))
+                                            int(state.solver_stats[STAT_NONFINITE_BODY]) - 1,
+                                            found))
         if status == RUNAWAY:
-            raise runaway(state, world._config, world._bodies, int(state.solver_stats[4]) - 1)
+            raise runaway(state, world._config, world._bodies,
+                          int(state.solver_stats[STAT_RUNAWAY_BODY]) - 1)
         if status == JOINT_GAP:
             raise joint_gap(state, world._config, world._joints)
         if status == ENERGY_JUMP:
@@ -162,7 +167,7 @@ def traced_stage(state):
     stage = int(stats[STAT_TRACE_STAGE])
     if stage == 0:
         return None
-    return (TRACE_STAGES[stage - 1], int(stats[STAT_TRACE_BODY]) - 1,
+    return (STAGES[stage - 1][1], int(stats[STAT_TRACE_BODY]) - 1,
             int(stats[STAT_TRACE_WHY]))
 
 
@@ -273,5 +278,6 @@ def records_part(rec, start, stop):
 def empty_records(state):
     """The recording arrays of a call that records nothing."""
     nb, nj = state.body_pos.shape[0], state.joint_coord.shape[0]
-    return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, 3)), np.zeros((0, nb, 3)),
+    return (np.zeros(0), np.zeros((0, nj, REC_CHANNELS)), np.zeros((0, STAT_RECORDED)),
+            np.zeros((0, nb, 3)),
             np.zeros((0, nb, 4)), np.zeros((0, 0, REACTION)), np.zeros(0, np.int64))

@@ -19,7 +19,7 @@ assert ARTICULATIONS[ARTICULATION_TREE] == "tree"
 STATIC, DYNAMIC, KINEMATIC = 0, 1, 2
 # island_acc columns: mass, momentum (3), first moment sum m x (3), angular momentum about the
 # origin (3), inertia about the origin (6: xx, yy, zz, xy, xz, yz), a second angular momentum
-# (3) before the position pass and the kinetic energy (solver.keep_island_momentum)
+# (3) before the position pass and the kinetic energy (momentum.keep_island_momentum)
 ACC_MASS, ACC_P, ACC_MX, ACC_L, ACC_I, ACC_LPRE, ACC_E, ISLAND_ACC = 0, 1, 4, 7, 10, 16, 19, 20
 # a wrench: force (3) then torque (3)
 REACTION = 6
@@ -35,13 +35,18 @@ REGION_KIND, REGION_MU, REGION_POINT, REGION_HALF, REGION_AXES, REGION_COLS = 0,
 (REC_COORD, REC_VEL, REC_FRICTION, REC_SLIDING, REC_VOLTAGE, REC_CURRENT, REC_TORQUE,
  REC_MOTOR_SPEED, REC_REACTION, REC_CHANNELS) = 0, 1, 2, 3, 4, 5, 6, 7, 8, 14
 BODY_KINDS = {"static": STATIC, "dynamic": DYNAMIC, "kinematic": KINEMATIC}
-# state.solver_stats after the five of the step (model.State): 1 + the joint found beyond a
-# gap bound at the step's start (0: none), its gap (m or rad) and whether it is the angular
-# one; the largest point / off-axis and angular gaps of all joints then (m, rad); the step's
-# energy gain (J), what its sources could supply (J, energy.py) and 1 + the body that gained
-# most; a traced step's (Settings.trace) 1 + the first stage after which a body was found
-# non-finite or beyond the speed bounds (solver.TRACE_STAGES, 0: none yet), 1 + that body and
-# which (solver.TRACE_NONFINITE, TRACE_SPEED, TRACE_TURN)
+# state.solver_stats (model.State), by entry: the velocity solve's iterations, its final
+# residual max|dp| and its seconds (the first STAT_RECORDED, recorded per step:
+# Recording.stats); 1 + the first body found non-finite at the step's end (0: none), 1 + the
+# first dynamic body beyond the speed bounds; 1 + the joint found beyond a gap bound at the
+# step's start (0: none), its gap (m or rad) and whether it is the angular one; the largest
+# point / off-axis and angular gaps of all joints then (m, rad); the step's energy gain (J),
+# what its sources could supply (J, energy.py) and 1 + the body that gained most; a traced
+# step's (Settings.trace) 1 + the first stage after which a body was found non-finite or
+# beyond the speed bounds (its index in solver.STAGES; 0: none yet), 1 + that body and which
+# (solver.TRACE_NONFINITE, TRACE_SPEED, TRACE_TURN)
+(STAT_ITERATIONS, STAT_RESIDUAL, STAT_SECONDS, STAT_NONFINITE_BODY, STAT_RUNAWAY_BODY,
+ STAT_RECORDED) = 0, 1, 2, 3, 4, 3
 (STAT_GAP_JOINT, STAT_GAP, STAT_GAP_ANGULAR, STAT_WORST_GAP, STAT_WORST_ANGLE, STAT_GAIN,
  STAT_SUPPLY, STAT_ENERGY_BODY, STAT_TRACE_STAGE, STAT_TRACE_BODY, STAT_TRACE_WHY, STATS) = \
     5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
@@ -144,10 +149,9 @@ State = namedtuple("State", [
                              #   about the anchor on B; J^T p / dt of the last step
     "body_contact",          # (nbody, REACTION) summed contact force (N) on each body and its
                              #   torque about the centre of mass (N m), world, the last step
-    "solver_stats",          # (STATS,) iterations, final residual max|dp|, solve seconds,
-                             #      1 + index of the first body found non-finite (0: none),
-                             #      1 + index of the first body beyond the speed bounds,
-                             #      then the STAT_* entries below (joint gaps, energy)
+    "solver_stats",          # (STATS,) the STAT_* entries above: the velocity solve's
+                             #      iterations, residual and seconds, the bodies found
+                             #      non-finite or too fast, joint gaps, energy, the trace
 ])
 
 Work = namedtuple("Work", [

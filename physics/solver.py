@@ -2,42 +2,61 @@
 wall-clock budget (paper 000), on semi-implicit Euler with angular momentum (paper 002); the
 joints' equality rows as a RATTLE step (aim at the end of the step, project at its start).
 
-Only this module knows the order of the stages of one step:
+Only this module knows the order of the stages of one step. STAGES below names them, in that
+order, each with a few words (the words a blow-up's error names it by, World's guard.py);
+here is what each does, the kernels it runs in brackets where they are not the stage's name:
 
-    1. free motion            inertia at the pose of time t, w = I^-1 L             (002, eq. 9)
-    2. detect contacts        broad and narrow phase at the poses of time t (contact.py)
-    3. prepare joints         rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t
-    4. follow geometry        velocities onto the joints at the poses of time t (equality rows,
-                              RATTLE's velocity half), the DC motors' rotors carried with
-                              them (their rows and inertia in the projection and the energy,
-                              motor.py); the motors' coefficients; viscous joint damping's
-                              rows (damper.py)
-    5. prepare contacts       arms, tangents, effective masses, approach speeds
-    6. apply forces           v += h (g + F/m);  L += h tau                       (002, eq. 7-8)
-                              F and tau include the drag, a spring-damper computed from this
-                              step's pose and velocity (perturb.py)
-    7. aim at step end        the ball joints of bodies held only by them: bias = C_e / h - J v,
-                              C_e the error at the poses of the free drift (x + h v, the
-                              torque-free rotation of L); other rows aim at time t
-    8. warm start             p^(0) = p(t - h), clamped to this step's bounds, applied (joints
-                              and contacts)
-    9. solve velocities       Gauss-Seidel over joint blocks, motor and damping rows, joint
-                              couplings (coupling.py: q_f = m q_l + o, or q_f - m q_l - o
-                              kept in [lower, upper]), then contact rows,
-                              until every |dp| <= eps (000, eq. 17) or the wall-clock budget
-                              is spent; then restitution (002, eq. 19)
-   10. integrate positions    L += I(t) dw (the impulses' share);  x += h v;
-                              q <- the torque-free rotation of L over h;  w = I(t + h)^-1 L
-                                                                          (002, eq. 10-11)
-   11. solve positions        "separate impulses": poses only, velocities untouched. The tree
-                              pass closes the tree joints' rotation and point locks exactly
-                              (tree.py), then mass-weighted nonlinear Gauss-Seidel sweeps
-                              correct angle limits, loop joints and contact overlap, then the
-                              tree pass again (after step 7 the joints are nearly closed)
-   12. guard                  no shape's centre enters a static plane or box within the step:
-                              stopped on the face it would have crossed (ccd.py)
-   13. report                 joint coordinate, velocity, friction, stick/slip; the sensors:
-                              each joint's reaction wrench, each body's contact wrench
+    free_motion          inertia at the pose of time t, w = I^-1 L                (002, eq. 9)
+    energy_before        each body's energy at the step's start, for the energy check at its
+                         end (energy.py)
+    detect_contacts      broad and narrow phase at the poses of time t (contact.py)
+    prepare_joints       rows J, W = M^-1 J^T, K^-1 = (J W)^-1, bias at the poses of time t;
+                         the DC motors' rows (motor.motor_rows)
+    follow_geometry      velocities onto the joints at the poses of time t (equality rows,
+                         RATTLE's velocity half), the DC motors' rotors carried with them (their
+                         rows and inertia in the projection and the energy, motor.py); each
+                         island gets its kinetic energy back (momentum.py)
+    control_motors       each controlled motor's voltage (motor.py)
+    prepare_motors       the motors' coefficients
+    prepare_dampers      viscous joint damping's rows (damper.py)
+    prepare_couplings    the joint couplings' rows (coupling.py)
+    prepare_contacts     arms, tangents, effective masses, approach speeds
+    apply_forces         v += h (g + F/m);  L += h tau                          (002, eq. 7-8)
+                         F and tau include the drag, a spring-damper computed from this step's
+                         pose and velocity (perturb.py)
+    forced_approach      each contact's approach speed after the forces, for the speed at
+                         impact inside the step (contact_solver.py)
+    aim_at_step_end      the ball joints of bodies held only by them: bias = C_e / h - J v, C_e
+                         the error at the poses of the free drift (x + h v, the torque-free
+                         rotation of L); other rows aim at time t
+    warm_start           p^(0) = p(t - h), clamped to this step's bounds, applied (joints, and
+                         contacts: contact_solver.warm_start_contacts)
+    solve_velocities     Gauss-Seidel over joint blocks, motor and damping rows, joint
+                         couplings (coupling.py: q_f = m q_l + o, or q_f - m q_l - o kept in
+                         [lower, upper]), then contact rows, until every |dp| <= eps (000,
+                         eq. 17) or the wall-clock budget is spent; then restitution (002,
+                         eq. 19)
+    integrate_positions  L += I(t) dw (the impulses' share);  x += h v;
+                         q <- the torque-free rotation of L over h;  w = I(t + h)^-1 L
+                                                                        (002, eq. 10-11)
+    solve_positions      "separate impulses": poses only, velocities untouched. The tree pass
+                         closes the tree joints' rotation and point locks exactly (tree.py),
+                         then mass-weighted nonlinear Gauss-Seidel sweeps correct angle limits,
+                         loop joints and contact overlap, then the tree pass again (after
+                         aim_at_step_end the joints are nearly closed); each floating island
+                         gets back the angular momentum the pass took
+                         (momentum.island_momentum_before, keep_island_momentum)
+    guard_static         no shape's centre enters a static plane or box within the step:
+                         stopped on the face it would have crossed (ccd.py)
+    report               joint coordinate, velocity, friction, stick/slip (report_joints); the
+                         sensors: each joint's reaction wrench (report_reactions), each body's
+                         contact wrench (contact_solver.contact_wrenches)
+    check                the time advanced; a non-finite or too fast body (scan_bodies), the
+                         energy check (energy.energy_jump), the joint gaps prepare_joints found
+
+A traced step (Settings.trace) checks the bodies after the stages that move them, or a motor's
+state (STAGE_* below: trace_bodies, trace_motors), and keeps the first where a value was not
+finite or a body beyond the speed bounds (World names it in its error: guard.py).
 
 `step_many` runs several steps in one nogil call and records per-step telemetry.
 """
@@ -94,7 +113,7 @@ from .contact_solver import (
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
 from .energy import energy_before, energy_jump
-from .jit import ENTRY, KERNEL, STAGE, copy_rows
+from .jit import ENTRY, INLINE, KERNEL, STAGE, copy_rows
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -116,13 +135,6 @@ from .math3 import (
     rotation_vector,
 )
 from .model import (
-    ACC_E,
-    ACC_I,
-    ACC_L,
-    ACC_LPRE,
-    ACC_MASS,
-    ACC_MX,
-    ACC_P,
     ARTICULATION_TREE,
     DYNAMIC,
     REACTION,
@@ -138,12 +150,24 @@ from .model import (
     STAT_GAP,
     STAT_GAP_ANGULAR,
     STAT_GAP_JOINT,
+    STAT_ITERATIONS,
+    STAT_NONFINITE_BODY,
+    STAT_RECORDED,
+    STAT_RESIDUAL,
+    STAT_RUNAWAY_BODY,
+    STAT_SECONDS,
     STAT_TRACE_BODY,
     STAT_TRACE_STAGE,
     STAT_TRACE_WHY,
     STAT_WORST_ANGLE,
     STAT_WORST_GAP,
     STATIC,
+)
+from .momentum import (
+    island_momentum_before,
+    keep_island_momentum,
+    kinetic_energy_by_island,
+    restore_island_energy,
 )
 from .motor import (
     add_rotor_energy,
@@ -170,7 +194,6 @@ FAST_TURN = 1.0         # rad a step: beyond it a body in no joint turns by its 
 TURN_RATE = 0   # by h w, w the rate of its torque-free rotation over the step
 TURN_HELD = 1   # held by ball joints and no other joint: by its L, its joints aimed
 TURN_FAST = 2   # in no joint, over FAST_TURN a step: by its L, in parts
-MAX_RESTORED = 0.02   # largest share of an island's kinetic energy that counts as geometric loss
 # step status: RUNAWAY, JOINT_GAP and ENERGY_JUMP are steps done whose result no real system
 # has (a body beyond the speed bounds, a joint pulled apart, energy from nothing)
 OK, NONFINITE, OVERFLOW, RUNAWAY, JOINT_GAP, ENERGY_JUMP = 0, 1, 2, 3, 4, 5
@@ -179,14 +202,43 @@ POSITION_STALL = 0.5   # a position sweep that leaves more than this share of th
                        # shoulder) takes off ~2 % a sweep, so further sweeps cost, do nothing
 GEOMETRY_SWEEPS = 2   # Gauss-Seidel sweeps of that projection (the mismatch is small; what is
                       # left over is removed, without the energy, by the solve proper)
-# the points of a traced step (Settings.trace) where the bodies are checked: after the stages
-# of the docstring's list that change a body's pose or velocity, or a motor's state (World names
-# the first that left a value non-finite in its error)
-(TRACE_FREE_MOTION, TRACE_FOLLOW_GEOMETRY, TRACE_MOTORS, TRACE_FORCES, TRACE_WARM_START,
- TRACE_SOLVE_VELOCITIES, TRACE_INTEGRATE, TRACE_SOLVE_POSITIONS, TRACE_GUARD) = range(9)
-TRACE_STAGES = ("the free motion", "following the geometry", "the motors' preparation",
-                "applying the forces", "the warm start", "the velocity solve",
-                "integrating the positions", "the position solve", "the static guard")
+# the stages of one step, in order (the module docstring says what each does): name, and the
+# words a blow-up's error names it by ("it began in applying the forces")
+STAGES = (
+    ("free_motion", "the free motion"),
+    ("energy_before", "the energy before the step"),
+    ("detect_contacts", "detecting the contacts"),
+    ("prepare_joints", "preparing the joints"),
+    ("follow_geometry", "following the geometry"),
+    ("control_motors", "the motors' controllers"),
+    ("prepare_motors", "the motors' preparation"),
+    ("prepare_dampers", "preparing the joint damping"),
+    ("prepare_couplings", "preparing the joint couplings"),
+    ("prepare_contacts", "preparing the contacts"),
+    ("apply_forces", "applying the forces"),
+    ("forced_approach", "the contacts' speeds at impact"),
+    ("aim_at_step_end", "aiming the ball joints at the step's end"),
+    ("warm_start", "the warm start"),
+    ("solve_velocities", "the velocity solve"),
+    ("integrate_positions", "integrating the positions"),
+    ("solve_positions", "the position solve"),
+    ("guard_static", "the static guard"),
+    ("report", "the report"),
+    ("check", "the checks at the step's end"),
+)
+STAGE_NAMES = tuple(name for name, _ in STAGES)
+# the stages after which a traced step (Settings.trace) checks the bodies (trace_bodies) or the
+# motors (trace_motors): those that change a body's pose or velocity, or a motor's state; each
+# an index into STAGES (an int, which the kernels take as a compile-time constant)
+STAGE_FREE_MOTION = STAGE_NAMES.index("free_motion")
+STAGE_FOLLOW_GEOMETRY = STAGE_NAMES.index("follow_geometry")
+STAGE_PREPARE_MOTORS = STAGE_NAMES.index("prepare_motors")
+STAGE_APPLY_FORCES = STAGE_NAMES.index("apply_forces")
+STAGE_WARM_START = STAGE_NAMES.index("warm_start")
+STAGE_SOLVE_VELOCITIES = STAGE_NAMES.index("solve_velocities")
+STAGE_INTEGRATE_POSITIONS = STAGE_NAMES.index("integrate_positions")
+STAGE_SOLVE_POSITIONS = STAGE_NAMES.index("solve_positions")
+STAGE_GUARD_STATIC = STAGE_NAMES.index("guard_static")
 # what a traced stage found first: a value not finite, a dynamic body beyond max_speed or
 # beyond max_angular_speed (a blow-up that went non-finite later in the step started there)
 TRACE_NONFINITE, TRACE_SPEED, TRACE_TURN = 0, 1, 2
@@ -290,25 +342,6 @@ def apply_forces(model, state, work, settings):
 
 
 @njit(**_JIT)
-def kinetic_energy_by_island(model, state, work, out):
-    """out[island] = sum over its bodies of m v^2 / 2 + w . I w / 2 (I at the current pose)."""
-    out[:] = 0.0
-    R = work.body_rot
-    for i in range(model.body_kind.shape[0]):
-        k = model.body_island[i]
-        if k < 0:
-            continue
-        w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
-        I = model.body_inertia[i]
-        rot = 0.0
-        for c in range(3):
-            wc = R[i, 0, c] * w[0] + R[i, 1, c] * w[1] + R[i, 2, c] * w[2]
-            rot += I[c] * wc * wc
-        v2 = state.body_vel[i, 0] ** 2 + state.body_vel[i, 1] ** 2 + state.body_vel[i, 2] ** 2
-        out[k] += 0.5 * (v2 / model.body_inv_mass[i] + rot)
-
-
-@njit(**_JIT)
 def follow_geometry(model, state, work, settings):
     """Carry the velocities over to the joints at the current poses without losing energy.
 
@@ -320,7 +353,7 @@ def follow_geometry(model, state, work, settings):
     coordinate: the position pass puts the body at angle + h w, and w changes only by the
     forces' impulses. One degree of freedom is then exact (a door braked by friction follows
     the clamped-impulse recurrence); islands driven by kinematic bodies, and losses larger
-    than MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
+    than momentum.MAX_RESTORED (not geometric: a teleport, a collision), are left as projected.
 
     A DC motor's rotor is a body turning with its joint (motor.py): its row J v - s = 0 and
     inertia J_r are in the projection, its energy J_r s^2 / 2 in its island's, and its speed s
@@ -381,152 +414,6 @@ def follow_geometry(model, state, work, settings):
         scale_rotors(model, work, work.island_acc)
     momentum_follows_impulses(model, state, work)
     copy_rows(work.body_free_angvel, angvel)
-
-
-@njit(**_JIT)
-def world_inertia(R, d):
-    """The six numbers (xx, yy, zz, xy, xz, yz) of R diag(d) R^T: a body's inertia, world."""
-    return (R[0, 0] * R[0, 0] * d[0] + R[0, 1] * R[0, 1] * d[1] + R[0, 2] * R[0, 2] * d[2],
-            R[1, 0] * R[1, 0] * d[0] + R[1, 1] * R[1, 1] * d[1] + R[1, 2] * R[1, 2] * d[2],
-            R[2, 0] * R[2, 0] * d[0] + R[2, 1] * R[2, 1] * d[1] + R[2, 2] * R[2, 2] * d[2],
-            R[0, 0] * R[1, 0] * d[0] + R[0, 1] * R[1, 1] * d[1] + R[0, 2] * R[1, 2] * d[2],
-            R[0, 0] * R[2, 0] * d[0] + R[0, 1] * R[2, 1] * d[1] + R[0, 2] * R[2, 2] * d[2],
-            R[1, 0] * R[2, 0] * d[0] + R[1, 1] * R[2, 1] * d[1] + R[1, 2] * R[2, 2] * d[2])
-
-
-@njit(**_JIT)
-def add_island_body(acc, k, m, x, v, w, I):
-    """Add a body (mass m, centre x, velocity v, angular velocity w, world inertia I as six
-    numbers) to island k's sums: mass, momentum, first moment, angular momentum about the
-    origin (x x m v + I w) and inertia about the origin (I + m (|x|^2 E - x x^T))."""
-    ixx, iyy, izz, ixy, ixz, iyz = I
-    p0, p1, p2 = m * v[0], m * v[1], m * v[2]
-    acc[k, ACC_MASS] += m
-    acc[k, ACC_P] += p0
-    acc[k, ACC_P + 1] += p1
-    acc[k, ACC_P + 2] += p2
-    acc[k, ACC_MX] += m * x[0]
-    acc[k, ACC_MX + 1] += m * x[1]
-    acc[k, ACC_MX + 2] += m * x[2]
-    acc[k, ACC_L] += x[1] * p2 - x[2] * p1 + ixx * w[0] + ixy * w[1] + ixz * w[2]
-    acc[k, ACC_L + 1] += x[2] * p0 - x[0] * p2 + ixy * w[0] + iyy * w[1] + iyz * w[2]
-    acc[k, ACC_L + 2] += x[0] * p1 - x[1] * p0 + ixz * w[0] + iyz * w[1] + izz * w[2]
-    x2s = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-    acc[k, ACC_I] += ixx + m * (x2s - x[0] * x[0])
-    acc[k, ACC_I + 1] += iyy + m * (x2s - x[1] * x[1])
-    acc[k, ACC_I + 2] += izz + m * (x2s - x[2] * x[2])
-    acc[k, ACC_I + 3] += ixy - m * x[0] * x[1]
-    acc[k, ACC_I + 4] += ixz - m * x[0] * x[2]
-    acc[k, ACC_I + 5] += iyz - m * x[1] * x[2]
-
-
-@njit(**_JIT)
-def island_about_centre(acc, k):
-    """From island k's sums: its centre of mass c and its inertia about c,
-    I_c = I_o - M (|c|^2 E - c c^T), as (c0, c1, c2, a00, a11, a22, a01, a02, a12)."""
-    M = acc[k, ACC_MASS]
-    c0, c1, c2 = acc[k, ACC_MX] / M, acc[k, ACC_MX + 1] / M, acc[k, ACC_MX + 2] / M
-    c2s = c0 * c0 + c1 * c1 + c2 * c2
-    return (c0, c1, c2,
-            acc[k, ACC_I] - M * (c2s - c0 * c0), acc[k, ACC_I + 1] - M * (c2s - c1 * c1),
-            acc[k, ACC_I + 2] - M * (c2s - c2 * c2), acc[k, ACC_I + 3] + M * c0 * c1,
-            acc[k, ACC_I + 4] + M * c0 * c2, acc[k, ACC_I + 5] + M * c1 * c2)
-
-
-@njit(**_JIT)
-def solve_symmetric3(a00, a11, a22, a01, a02, a12, l0, l1, l2):
-    """x with A x = l for the symmetric A (by its adjugate); zeros when A is not positive."""
-    b00 = a11 * a22 - a12 * a12
-    b01 = a02 * a12 - a01 * a22
-    b02 = a01 * a12 - a02 * a11
-    det = a00 * b00 + a01 * b01 + a02 * b02
-    if not det > 0.0:
-        return 0.0, 0.0, 0.0
-    b11 = a00 * a22 - a02 * a02
-    b12 = a01 * a02 - a00 * a12
-    b22 = a00 * a11 - a01 * a01
-    return ((b00 * l0 + b01 * l1 + b02 * l2) / det, (b01 * l0 + b11 * l1 + b12 * l2) / det,
-            (b02 * l0 + b12 * l1 + b22 * l2) / det)
-
-
-@njit(**_JIT)
-def restore_island_energy(model, state, work, before, after):
-    """Give each island the kinetic energy the projection onto the joints took (follow_geometry).
-
-    An island held by a static body: v_i, w_i *= f, f = sqrt(E_before / E_after) for all its
-    bodies (a common scale keeps J v = 0).
-    A floating island (joined to nothing fixed) must keep its momentum P and angular momentum
-    L, which a common scale would scale too. Its motion splits into the rigid motion of the
-    whole island and the rest:
-        M = sum m_i,  c = sum m_i x_i / M,  v_c = P / M,
-        L_c = sum (x_i - c) x m_i v_i + I_i w_i,   I_c = sum I_i + m_i (|r_i|^2 E - r_i r_i^T),
-        Omega = I_c^-1 L_c,  r_i = x_i - c,
-        rigid:  v_i^R = v_c + Omega x r_i,  w_i^R = Omega,
-        E_R = (M |v_c|^2 + Omega . L_c) / 2.
-    The rest carries no momentum and no angular momentum (it is orthogonal to every rigid
-    motion in the kinetic-energy metric), so E = E_R + E_rest, and only the rest is scaled:
-        v_i = v_i^R + f (v_i - v_i^R),  w_i = Omega + f (w_i - Omega),
-        f = sqrt((E_before - E_R) / (E_after - E_R)).
-    A rigid motion of the whole island satisfies every joint inside it, so J v = 0 still holds.
-    Islands driven by kinematic bodies, and losses larger than MAX_RESTORED, are left as they
-    are.
-    """
-    vel, angvel, pos = state.body_vel, state.body_angvel, state.body_pos
-    acc = work.island_acc
-    acc[:] = 0.0
-    nbody = model.body_kind.shape[0]
-    for i in range(nbody):
-        k = model.body_island[i]
-        if k < 0 or not model.island_floating[k]:
-            continue
-        add_island_body(acc, k, 1.0 / model.body_inv_mass[i], pos[i], vel[i], angvel[i],
-                        world_inertia(work.body_rot[i], model.body_inertia[i]))
-    # per island: the scale f, and for floating islands c, v_c, Omega (overwriting the sums)
-    for k in range(acc.shape[0]):
-        f = 1.0
-        if k < after.shape[0] and after[k] > 0.0 and not model.island_driven[k]:
-            lost = (before[k] - after[k]) / before[k]
-            if 0.0 < lost < MAX_RESTORED:
-                f = math.sqrt(before[k] / after[k])
-        if f != 1.0 and model.island_floating[k]:
-            M = acc[k, ACC_MASS]
-            P0, P1, P2 = acc[k, ACC_P], acc[k, ACC_P + 1], acc[k, ACC_P + 2]
-            c0, c1, c2, a00, a11, a22, a01, a02, a12 = island_about_centre(acc, k)
-            # about the centre of mass: L_c = L_o - c x P; Omega = I_c^-1 L_c
-            l0 = acc[k, ACC_L] - (c1 * P2 - c2 * P1)
-            l1 = acc[k, ACC_L + 1] - (c2 * P0 - c0 * P2)
-            l2 = acc[k, ACC_L + 2] - (c0 * P1 - c1 * P0)
-            o0, o1, o2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, l0, l1, l2)
-            e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M + o0 * l0 + o1 * l1 + o2 * l2)
-            rest_after = after[k] - e_rigid
-            rest_before = before[k] - e_rigid
-            f = (math.sqrt(rest_before / rest_after)
-                 if rest_after > 1e-12 * after[k] and rest_before > 0.0 else 1.0)
-            acc[k, 1], acc[k, 2], acc[k, 3] = c0, c1, c2
-            acc[k, 4], acc[k, 5], acc[k, 6] = P0 / M, P1 / M, P2 / M
-            acc[k, 7], acc[k, 8], acc[k, 9] = o0, o1, o2
-        acc[k, 0] = f
-    for i in range(nbody):
-        k = model.body_island[i]
-        if k < 0 or acc[k, 0] == 1.0:
-            continue
-        f = acc[k, 0]
-        if not model.island_floating[k]:
-            for q in range(3):
-                vel[i, q] *= f
-                angvel[i, q] *= f
-            continue
-        r0, r1, r2 = pos[i, 0] - acc[k, 1], pos[i, 1] - acc[k, 2], pos[i, 2] - acc[k, 3]
-        o0, o1, o2 = acc[k, 7], acc[k, 8], acc[k, 9]
-        vr0 = acc[k, 4] + o1 * r2 - o2 * r1
-        vr1 = acc[k, 5] + o2 * r0 - o0 * r2
-        vr2 = acc[k, 6] + o0 * r1 - o1 * r0
-        vel[i, 0] = vr0 + f * (vel[i, 0] - vr0)
-        vel[i, 1] = vr1 + f * (vel[i, 1] - vr1)
-        vel[i, 2] = vr2 + f * (vel[i, 2] - vr2)
-        angvel[i, 0] = o0 + f * (angvel[i, 0] - o0)
-        angvel[i, 1] = o1 + f * (angvel[i, 1] - o1)
-        angvel[i, 2] = o2 + f * (angvel[i, 2] - o2)
 
 
 @njit(**_JIT)
@@ -960,9 +847,9 @@ def solve_velocities(model, state, work, contacts, trees, settings):
         if blocks[k, 3] != KIND_GENERAL:
             for q in range(3):
                 p[blocks[k, 0], blocks[k, 1], q] = pk[k, q]
-    state.solver_stats[0] = done
-    state.solver_stats[1] = math.sqrt(worst)
-    state.solver_stats[2] = monotonic_seconds() - start
+    state.solver_stats[STAT_ITERATIONS] = done
+    state.solver_stats[STAT_RESIDUAL] = math.sqrt(worst)
+    state.solver_stats[STAT_SECONDS] = monotonic_seconds() - start
 
 
 @njit(**_JIT)
@@ -997,125 +884,6 @@ def integrate_positions(model, state, work, settings):
                                                          state.body_angmom[i, 2]))
             for q in range(3):
                 state.body_angvel[i, q] = w[q]
-
-
-@njit(**_JIT)
-def island_momentum_before(model, state, work):
-    """island_acc[k, ACC_LPRE:ACC_LPRE + 3] = sum x_i x m_i v_i + I_i w_i over each floating
-    island, before the position pass (see keep_island_momentum)."""
-    acc = work.island_acc
-    acc[:] = 0.0
-    pos, vel, angvel = state.body_pos, state.body_vel, state.body_angvel
-    for i in range(model.body_kind.shape[0]):
-        k = model.body_island[i]
-        if k < 0 or not model.island_floating[k]:
-            continue
-        m = 1.0 / model.body_inv_mass[i]
-        ixx, iyy, izz, ixy, ixz, iyz = world_inertia(work.body_rot[i], model.body_inertia[i])
-        x, v, w = pos[i], vel[i], angvel[i]
-        acc[k, ACC_LPRE] += m * (x[1] * v[2] - x[2] * v[1]) + ixx * w[0] + ixy * w[1] + ixz * w[2]
-        acc[k, ACC_LPRE + 1] += (m * (x[2] * v[0] - x[0] * v[2]) + ixy * w[0] + iyy * w[1]
-                                 + iyz * w[2])
-        acc[k, ACC_LPRE + 2] += (m * (x[0] * v[1] - x[1] * v[0]) + ixz * w[0] + iyz * w[1]
-                                 + izz * w[2])
-
-
-@njit(**_JIT)
-def keep_island_momentum(model, state, work):
-    """Give a floating island back the angular momentum the position pass took, keeping its
-    kinetic energy.
-
-    The position pass moves bodies without touching their velocities (poses only). It keeps
-    the centre of mass c of a floating island, so P, but not its orbital angular momentum:
-    moving body i by dx_i changes L by dL = sum m_i dx_i x v_i (the pass pulls bodies that
-    drifted outward along straight lines back in, so dL is a steady loss). A rigid turn of the
-    whole island gives it back and keeps P and J v = 0:
-        dOmega = -I_c^-1 dL,  v_i += dOmega x r_i,  w_i += dOmega,   r_i = x_i - c.
-    That turn adds the energy dE = dOmega . L_c + dOmega . I_c dOmega / 2; the motion that is
-    not rigid (restore_island_energy) is scaled to take it back, so E is what it was:
-        Omega = I_c^-1 L_c (the turned L_c),  E_R = (|P|^2 / M + Omega . L_c) / 2,
-        v_i = v_i^R + f (v_i - v_i^R),  w_i = Omega + f (w_i - Omega),
-        f = sqrt((E - E_R) / (E + dE - E_R)).
-    Each body's own angular momentum follows its angular velocity: L_i += I_i (w_i' - w_i).
-    """
-    acc = work.island_acc
-    pos, vel, angvel = state.body_pos, state.body_vel, state.body_angvel
-    R = work.body_rot
-    nbody = model.body_kind.shape[0]
-    for i in range(nbody):
-        k = model.body_island[i]
-        if k < 0 or not model.island_floating[k]:
-            continue
-        m = 1.0 / model.body_inv_mass[i]
-        quat_to_mat(state.body_quat[i], R[i])   # the pose the pass left (it turns bodies)
-        inertia = world_inertia(R[i], model.body_inertia[i])
-        add_island_body(acc, k, m, pos[i], vel[i], angvel[i], inertia)
-        ixx, iyy, izz, ixy, ixz, iyz = inertia
-        w0, w1, w2 = angvel[i, 0], angvel[i, 1], angvel[i, 2]
-        acc[k, ACC_E] += 0.5 * (m * (vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2)
-                                + w0 * (ixx * w0 + ixy * w1 + ixz * w2)
-                                + w1 * (ixy * w0 + iyy * w1 + iyz * w2)
-                                + w2 * (ixz * w0 + iyz * w1 + izz * w2))
-    # per island (results over the sums): 0 f, 1-3 c, 4-6 dOmega, 7-9 Omega, 10-12 v_c
-    for k in range(acc.shape[0]):
-        M = acc[k, ACC_MASS]
-        if not M > 0.0:
-            continue
-        P0, P1, P2 = acc[k, ACC_P], acc[k, ACC_P + 1], acc[k, ACC_P + 2]
-        c0, c1, c2, a00, a11, a22, a01, a02, a12 = island_about_centre(acc, k)
-        # -dL, the angular momentum the pass took
-        n0 = acc[k, ACC_LPRE] - acc[k, ACC_L]
-        n1 = acc[k, ACC_LPRE + 1] - acc[k, ACC_L + 1]
-        n2 = acc[k, ACC_LPRE + 2] - acc[k, ACC_L + 2]
-        d0, d1, d2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, n0, n1, n2)
-        # L about c now, and as it is to be
-        l0 = acc[k, ACC_L] - (c1 * P2 - c2 * P1)
-        l1 = acc[k, ACC_L + 1] - (c2 * P0 - c0 * P2)
-        l2 = acc[k, ACC_L + 2] - (c0 * P1 - c1 * P0)
-        e = acc[k, ACC_E]
-        e_turned = e + d0 * l0 + d1 * l1 + d2 * l2 + 0.5 * (
-            d0 * (a00 * d0 + a01 * d1 + a02 * d2) + d1 * (a01 * d0 + a11 * d1 + a12 * d2)
-            + d2 * (a02 * d0 + a12 * d1 + a22 * d2))
-        t0, t1, t2 = l0 + n0, l1 + n1, l2 + n2
-        W0, W1, W2 = solve_symmetric3(a00, a11, a22, a01, a02, a12, t0, t1, t2)
-        e_rigid = 0.5 * ((P0 * P0 + P1 * P1 + P2 * P2) / M + W0 * t0 + W1 * t1 + W2 * t2)
-        f = 1.0
-        if e_turned - e_rigid > 1e-12 * e and e - e_rigid > 0.0:
-            f = math.sqrt((e - e_rigid) / (e_turned - e_rigid))
-        acc[k, 0], acc[k, 1], acc[k, 2], acc[k, 3] = f, c0, c1, c2
-        acc[k, 4], acc[k, 5], acc[k, 6] = d0, d1, d2
-        acc[k, 7], acc[k, 8], acc[k, 9] = W0, W1, W2
-        acc[k, 10], acc[k, 11], acc[k, 12] = P0 / M, P1 / M, P2 / M
-    for i in range(nbody):
-        k = model.body_island[i]
-        if k < 0 or not model.island_floating[k]:
-            continue
-        f = acc[k, 0]
-        r0, r1, r2 = pos[i, 0] - acc[k, 1], pos[i, 1] - acc[k, 2], pos[i, 2] - acc[k, 3]
-        d0, d1, d2 = acc[k, 4], acc[k, 5], acc[k, 6]
-        W0, W1, W2 = acc[k, 7], acc[k, 8], acc[k, 9]
-        # turned, then the part that is not rigid scaled by f
-        vt0 = vel[i, 0] + d1 * r2 - d2 * r1
-        vt1 = vel[i, 1] + d2 * r0 - d0 * r2
-        vt2 = vel[i, 2] + d0 * r1 - d1 * r0
-        vr0 = acc[k, 10] + W1 * r2 - W2 * r1
-        vr1 = acc[k, 11] + W2 * r0 - W0 * r2
-        vr2 = acc[k, 12] + W0 * r1 - W1 * r0
-        vel[i, 0] = vr0 + f * (vt0 - vr0)
-        vel[i, 1] = vr1 + f * (vt1 - vr1)
-        vel[i, 2] = vr2 + f * (vt2 - vr2)
-        dw0 = W0 + f * (angvel[i, 0] + d0 - W0) - angvel[i, 0]
-        dw1 = W1 + f * (angvel[i, 1] + d1 - W1) - angvel[i, 1]
-        dw2 = W2 + f * (angvel[i, 2] + d2 - W2) - angvel[i, 2]
-        angvel[i, 0] += dw0
-        angvel[i, 1] += dw1
-        angvel[i, 2] += dw2
-        dl = mat_vec(R[i], (
-            (R[i, 0, 0] * dw0 + R[i, 1, 0] * dw1 + R[i, 2, 0] * dw2) * model.body_inertia[i, 0],
-            (R[i, 0, 1] * dw0 + R[i, 1, 1] * dw1 + R[i, 2, 1] * dw2) * model.body_inertia[i, 1],
-            (R[i, 0, 2] * dw0 + R[i, 1, 2] * dw1 + R[i, 2, 2] * dw2) * model.body_inertia[i, 2]))
-        for q in range(3):
-            state.body_angmom[i, q] += dl[q]
 
 
 @njit(**STAGE)
@@ -1316,7 +1084,7 @@ def scan_bodies(body_kind, pos, quat, vel, angvel, angmom, max_speed, max_angula
 
 @njit(**_JIT)
 def trace_bodies(body_kind, pos, quat, vel, angvel, angmom, stats, stage, settings):
-    """A traced step (Settings.trace), after `stage` (TRACE_*): what scan_bodies finds, the
+    """A traced step (Settings.trace), after `stage` (STAGE_*): what scan_bodies finds, the
     first non-finite body or else the first beyond the speed bounds, recorded as
     stats[STAT_TRACE_STAGE] = 1 + stage, stats[STAT_TRACE_BODY] = 1 + body and
     stats[STAT_TRACE_WHY] = TRACE_NONFINITE, TRACE_SPEED or TRACE_TURN, unless an earlier stage
@@ -1348,22 +1116,36 @@ def trace_motors(joint_body, motor_joint, current, speed, torque, stats, stage):
             return
 
 
+@njit(**INLINE)
+def traced(model, state, settings, stage):
+    """In a traced step (Settings.trace), the bodies checked after `stage` (trace_bodies)."""
+    if settings.trace:
+        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
+                     state.body_angvel, state.body_angmom, state.solver_stats, stage, settings)
+
+
+@njit(**INLINE)
+def traced_motors(model, state, settings, stage):
+    """In a traced step, the motors checked after `stage` (trace_motors)."""
+    if settings.trace:
+        trace_motors(model.joint_body, model.motor_joint, state.motor_current,
+                     state.motor_speed, state.motor_torque, state.solver_stats, stage)
+
+
 @njit(**_JIT)
 def step(model, state, work, contacts, trees, settings):
-    """Advance the world by one step of settings.dt. Returns OK, NONFINITE (the state went
-    non-finite), RUNAWAY (a dynamic body beyond the speed bounds: finite, but no real
-    system's; solver_stats[4] names it), JOINT_GAP (a joint was open beyond max_joint_gap or
-    max_joint_angle_gap at the step's start; solver_stats[STAT_GAP_JOINT] names it),
-    ENERGY_JUMP (the step gained energy far beyond its sources: energy.py) or OVERFLOW (the
-    contact arrays are too small: nothing changed, grow them and call again)."""
-    trace = settings.trace     # (check the bodies after each stage that moves them: traced)
+    """Advance the world by one step of settings.dt: the stages of STAGES, in order. Returns OK,
+    NONFINITE (the state went non-finite), RUNAWAY (a dynamic body beyond the speed bounds:
+    finite, but no real system's; solver_stats[STAT_RUNAWAY_BODY] names it), JOINT_GAP (a
+    joint was open beyond max_joint_gap or max_joint_angle_gap at the step's start;
+    solver_stats[STAT_GAP_JOINT] names it), ENERGY_JUMP (the step gained energy far beyond its
+    sources: energy.py) or OVERFLOW (the contact arrays are too small: nothing changed, grow
+    them and call again)."""
     free_motion(model, state, work, settings)
     energy_before(model, state, work, settings)
-    if trace:   # (this step's first stage: one that healed in a step before is not it)
+    if settings.trace:   # (this step's first stage: one that healed in a step before is not it)
         state.solver_stats[STAT_TRACE_STAGE] = 0.0
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_FREE_MOTION, settings)
+    traced(model, state, settings, STAGE_FREE_MOTION)   # (energy_before moves nothing)
     touching = False
     if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, contacts, settings.dt,
@@ -1373,15 +1155,10 @@ def step(model, state, work, contacts, trees, settings):
     prepare_joints(model, state, work, settings)
     motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_FOLLOW_GEOMETRY, settings)
+    traced(model, state, settings, STAGE_FOLLOW_GEOMETRY)
     control_motors(model, state, settings, work.motor_coef)
     prepare_motors(model, state, work, settings)
-    if trace:
-        trace_motors(model.joint_body, model.motor_joint, state.motor_current,
-                     state.motor_speed, state.motor_torque, state.solver_stats, TRACE_MOTORS)
+    traced_motors(model, state, settings, STAGE_PREPARE_MOTORS)
     if any_positive(model.joint_damping):   # (a stage call costs a reference count per
         prepare_dampers(model, state, work, settings)   # array in the tuples: skip it idle)
     else:
@@ -1393,10 +1170,7 @@ def step(model, state, work, contacts, trees, settings):
         if touching:
             prepare_contacts(model, state, work, contacts, settings.dt)
     apply_forces(model, state, work, settings)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_FORCES, settings)
+    traced(model, state, settings, STAGE_APPLY_FORCES)
     if contacts is not None:
         if touching:
             forced_approach(model, state, work, contacts)
@@ -1405,33 +1179,18 @@ def step(model, state, work, contacts, trees, settings):
     if contacts is not None:
         if touching:
             warm_start_contacts(model, state, work, contacts, settings.warm_start)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_WARM_START, settings)
+    traced(model, state, settings, STAGE_WARM_START)
     solve_velocities(model, state, work, contacts, trees, settings)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_SOLVE_VELOCITIES, settings)
+    traced(model, state, settings, STAGE_SOLVE_VELOCITIES)
     integrate_positions(model, state, work, settings)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_INTEGRATE, settings)
+    traced(model, state, settings, STAGE_INTEGRATE_POSITIONS)
     island_momentum_before(model, state, work)
     solve_positions(model, state, work, contacts, settings)
     keep_island_momentum(model, state, work)
-    if trace:
-        trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                     state.body_angvel, state.body_angmom, state.solver_stats,
-                     TRACE_SOLVE_POSITIONS, settings)
+    traced(model, state, settings, STAGE_SOLVE_POSITIONS)
     if contacts is not None:
         guard_static(model, state, contacts)
-        if trace:
-            trace_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
-                         state.body_angvel, state.body_angmom, state.solver_stats,
-                         TRACE_GUARD, settings)
+        traced(model, state, settings, STAGE_GUARD_STATIC)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
     if contacts is not None:
@@ -1441,10 +1200,10 @@ def step(model, state, work, contacts, trees, settings):
     bad, fast, _ = scan_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
                                state.body_angvel, state.body_angmom, settings.max_speed,
                                settings.max_angular_speed)
-    state.solver_stats[3] = bad + 1
+    state.solver_stats[STAT_NONFINITE_BODY] = bad + 1
     if bad >= 0:
         return NONFINITE
-    state.solver_stats[4] = fast + 1
+    state.solver_stats[STAT_RUNAWAY_BODY] = fast + 1
     jump = energy_jump(model, state, work, settings)
     if fast >= 0:
         return RUNAWAY
@@ -1460,7 +1219,7 @@ def step_many(model, state, work, contacts, trees, settings, nsteps, rec_time, r
     dimension is at least nsteps (pass a zero-length first dimension to skip one):
     rec_time (n,), rec_joint (n, njoint, REC_CHANNELS) = coord, velocity, friction, sliding,
     the motor's voltage, current, torque and rotor speed (0 without one), the reaction
-    wrench (model.REC_* name the columns), rec_stats (n, 3), rec_pos (n, nbody, 3),
+    wrench (model.REC_* name the columns), rec_stats (n, STAT_RECORDED), rec_pos (n, nbody, 3),
     rec_quat (n, nbody, 4), rec_contact (n, len(contact_bodies), REACTION) the summed contact
     wrench of the bodies contact_bodies (int64).
     Returns (steps done, status of the last step): fewer steps than asked when the state
@@ -1490,7 +1249,7 @@ def step_many(model, state, work, contacts, trees, settings, nsteps, rec_time, r
                 rec_joint[k, j, REC_TORQUE] = state.motor_torque[m]
                 rec_joint[k, j, REC_MOTOR_SPEED] = state.motor_speed[m]
         if rec_stats.shape[0] > k:
-            for q in range(3):
+            for q in range(STAT_RECORDED):
                 rec_stats[k, q] = state.solver_stats[q]
         if rec_pos.shape[0] > k:
             copy_rows(rec_pos[k], state.body_pos)

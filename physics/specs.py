@@ -270,7 +270,8 @@ class Recording:
     (World.joint_reaction)."""
     t: np.ndarray            # (steps,)
     joint: np.ndarray        # (steps, njoint, REC_CHANNELS)
-    stats: np.ndarray        # (steps, 3) iterations, residual, solve seconds
+    stats: np.ndarray        # (steps, STAT_RECORDED) iterations, residual, solve seconds
+                             #   (model.STAT_ITERATIONS, STAT_RESIDUAL, STAT_SECONDS)
     body_pos: np.ndarray     # (steps, nbody, 3) or (0, nbody, 3) when bodies are not recorded
     body_quat: np.ndarray    # (steps, nbody, 4)
     motor: np.ndarray | None = None  # (steps, nmotor, 4) voltage, current, torque, rotor speed

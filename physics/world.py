@@ -55,6 +55,10 @@ from .model import (  # noqa: E402
     REACTION,
     REC_CHANNELS,
     REC_VOLTAGE,
+    STAT_ITERATIONS,
+    STAT_RECORDED,
+    STAT_RESIDUAL,
+    STAT_SECONDS,
     STATIC,
     WORK_CARRIED,
     make_settings,
@@ -868,7 +872,8 @@ class World:
         rb = nsteps if record_bodies else 0
         sensors = self.sensor_bodies
         rec = Recording(np.zeros(nsteps), np.zeros((nsteps, nj, REC_CHANNELS)),
-                        np.zeros((nsteps, 3)), np.zeros((rb, nb, 3)), np.zeros((rb, nb, 4)),
+                        np.zeros((nsteps, STAT_RECORDED)), np.zeros((rb, nb, 3)),
+                        np.zeros((rb, nb, 4)),
                         contact=np.zeros((nsteps, len(sensors), REACTION)),
                         contact_bodies=sensors)
         chunk = chunk if chunk > 0 else nsteps
@@ -1417,6 +1422,7 @@ class World:
     def solver_stats(self):
         """Last step: iterations done, final residual (max |dp|, N s), solve wall seconds."""
         _, state, _ = self._ready()
-        it, res, sec = state.solver_stats[:3]
-        return {"iterations": int(it), "residual": float(res), "seconds": float(sec)}
+        stats = state.solver_stats
+        return {"iterations": int(stats[STAT_ITERATIONS]), "residual": float(stats[STAT_RESIDUAL]),
+                "seconds": float(stats[STAT_SECONDS])}
 

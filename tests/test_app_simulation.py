@@ -27,6 +27,7 @@ from sharnir.app.commands import (
 from sharnir.app.physics_thread import PhysicsThread
 from sharnir.app.plot_buffer import PlotBuffer
 from sharnir.physics import Box, World
+from sharnir.physics.model import STAT_ITERATIONS
 from sharnir.scenes import SCENE_DIR
 
 DOOR = SCENE_DIR / "door.toml"
@@ -126,10 +127,10 @@ def test_a_friction_change_while_running_holds_from_the_next_step_on(start):
 def test_an_iteration_cap_reaches_the_solver(start):
     sim = start(paused=True)
     free = step_paused(sim, 3)
-    assert free.stats[:, 0].max() > 3  # the door needs more than 3 iterations at first
+    assert free.stats[:, STAT_ITERATIONS].max() > 3  # the door needs more than 3 at first
     sim.send(Configure(iterations=3, tolerance=0.0))
     capped = step_paused(sim, 3)
-    assert capped.stats[:, 0].tolist() == [3.0, 3.0, 3.0]
+    assert capped.stats[:, STAT_ITERATIONS].tolist() == [3.0, 3.0, 3.0]
     assert capped.settings["iterations"] == 3 and capped.error is None
 
 
@@ -312,7 +313,8 @@ def test_the_plot_buffer_keeps_the_last_seconds_as_contiguous_arrays(start, tmp_
     t = buffer.t
     assert 5 <= len(buffer) <= 6 and t[-1] == pytest.approx(20 * DOOR_DT)
     assert t[-1] - t[0] <= 0.05 + 1e-9
-    for series in (t, buffer.series("hinge", "coord"), buffer.series(0, 1), buffer.stats[0]):
+    for series in (t, buffer.series("hinge", "coord"), buffer.series(0, 1),
+                   buffer.stats[STAT_ITERATIONS]):
         assert series.flags.c_contiguous and not series.flags.writeable
         assert series.shape == (len(buffer),)
 

@@ -8,6 +8,7 @@ import pytest
 
 from sharnir import Box, Sphere, World
 from sharnir.physics import SimulationError
+from sharnir.physics.model import STAT_RECORDED
 from sharnir.physics.world import REPLAY_STEPS, DCMotor
 from sharnir.scenes import load_scene
 
@@ -127,5 +128,6 @@ def test_a_call_replayed_from_its_saved_copy_repeats_bit_for_bit(name):
     world.run(40)
     for kept, again, field in zip(first, state, state._fields):
         if field == "solver_stats":
-            again, kept = again[3:], kept[3:]   # (the solve's seconds differ)
+            again, kept = again[STAT_RECORDED:], kept[STAT_RECORDED:]   # (the solve's seconds
+                                                                        # differ)
         assert np.array_equal(kept, again), field

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from conftest import ROD_D, ROD_MASS, G, chain, rod_pendulum
 
+from sharnir.physics.model import STAT_ITERATIONS
 from sharnir.physics.shape import Box
 from sharnir.physics.world import World
 
@@ -37,7 +38,7 @@ def test_identical_worlds_run_bit_identical_for_1000_steps(build):
 def test_time_budget_cuts_iterations_on_50_link_chain():
     world = chain(dt=DT, iterations=5000, tolerance=0.0, budget_ms=0.001)
     rec = world.run(20)
-    its = rec.stats[:, 0]
+    its = rec.stats[:, STAT_ITERATIONS]
     assert np.all(its >= 1)
     assert np.all(its < 5000), its
 
@@ -45,7 +46,8 @@ def test_time_budget_cuts_iterations_on_50_link_chain():
 def test_without_budget_50_link_chain_does_all_5000_iterations():
     world = chain(dt=DT, iterations=5000, tolerance=0.0, budget_ms=0.0)
     rec = world.run(3)
-    assert np.all(rec.stats[:, 0] == 5000), rec.stats[:, 0]
+    its = rec.stats[:, STAT_ITERATIONS]
+    assert np.all(its == 5000), its
 
 
 def test_warm_start_makes_static_pendulum_converge_in_far_fewer_iterations():
@@ -58,7 +60,7 @@ def test_warm_start_makes_static_pendulum_converge_in_far_fewer_iterations():
                              dt=DT, iterations=1000, tolerance=1e-9, warm_start=warm)
         rec = world.run(240)
         assert np.max(np.abs(rec.joint[:, 0, 0])) < 1e-6          # held in both cases
-        runs[warm] = rec.stats[:, 0]
+        runs[warm] = rec.stats[:, STAT_ITERATIONS]
     warm, cold = runs[True][10:], runs[False][10:]
     assert np.all(cold < 1000)                                  # both converge to tolerance
     assert np.mean(warm) <= 0.1 * np.mean(cold), (np.mean(warm), np.mean(cold))
