@@ -23,6 +23,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from sharnir.physics.transforms import quat_matrices
 from sharnir.scenes import load_scene
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,12 +90,7 @@ def mechanical_energy(world):
 
 def rotation_matrices(q):
     """Rotation matrices (n, 3, 3) of unit quaternions (n, 4) in (w, x, y, z) order."""
-    w, x, y, z = q.T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
+    return quat_matrices(q, normalise=False)
 
 
 def chain_energy(duration):

@@ -89,16 +89,12 @@ from .specs import (  # noqa: F401 (Material, Recording, frame_from_axis: import
     revolute_groups,
     vector,
 )
-from .transforms import quat_conj, quat_mul
+from .transforms import quat_conj, quat_matrices, quat_mul
 
 
 def _rotations(q):
     """Rotation matrices (n, 3, 3) of unit quaternions (n, 4) (w, x, y, z)."""
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+    return quat_matrices(q, normalise=False)
 
 
 DRAG_MASS_KEEP_S = 0.25   # s of simulated time a grab's system effective mass is kept

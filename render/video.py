@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..physics.transforms import quat_matrices
 from .context import RenderError
 
 MISSING_AV = "writing video needs PyAV: pip install 'sharnir[video]'"
@@ -360,14 +361,8 @@ def joint_anchor_points(body_pos, body_quat, joint_body_b, local_anchor_b):
     b = np.asarray(joint_body_b, dtype=int)
     if not len(b):
         return np.zeros((0, 3))
-    w, x, y, z = np.asarray(body_quat, dtype=float)[b].T
     a = np.asarray(local_anchor_b, dtype=float)
-    # R a for unit quaternions, row by row (the physics' quat_to_matrix, vectorised)
-    R = np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], 1)
+    R = quat_matrices(np.asarray(body_quat, dtype=float)[b], normalise=False)
     return np.asarray(body_pos, dtype=float)[b] + np.einsum("nij,nj->ni", R, a)
 
 
