@@ -204,6 +204,7 @@ def test_a_grasp_keeps_the_plotted_history_of_the_joints_that_remain():
 GRASPING = textwrap.dedent("""
     import json, sys, time
     import numpy as np
+    from sharnir.app.commands import SetSpeed
     from sharnir.app.window import App
     from sharnir.physics import World
     from sharnir.physics.shape import Box
@@ -229,11 +230,15 @@ GRASPING = textwrap.dedent("""
         while not app.snapshot.ready and time.time() < deadline:
             app.run_frames(1)
             time.sleep(0.05)
+        # at half speed, the snapshots read between frames too: the grasp is on show for
+        # 0.3 s of simulated time, which a frame drawn slowly on a busy machine could skip
+        app.thread.send(SetSpeed(0.5))
         seen = set()
         while app.snapshot.time < 0.9 and time.time() < deadline:
             app.run_frames(1)
-            seen.add(tuple(app.snapshot.joint_names))
-            time.sleep(0.01)
+            for _ in range(4):
+                seen.add(tuple(app.snapshot.joint_names))
+                time.sleep(0.005)
         buf = app.plot
         arm = buf.series("arm", "coord")
         out = {"seen": sorted(seen), "names": list(buf.joint_names), "t0": float(buf.t[0]),
