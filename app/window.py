@@ -268,7 +268,11 @@ class App:
         target.use()
         self.ctx.viewport = (0, 0, *fb_size)
         aspect = fb_size[0] / max(fb_size[1], 1)
-        joints = self.show_joints and snap.joint_anchor is not None and len(snap.joint_names)
+        # the anchors, axes and flags of the joints on show, all of one count (a grasp or a
+        # release between two publications can leave one of them of the joints before)
+        joints = (self.show_joints and snap.joint_anchor is not None and len(snap.joint_names)
+                  and len(snap.joint_anchor) == len(snap.joint_names)
+                  and (snap.joint_axis is None or len(snap.joint_axis) == len(snap.joint_names)))
         self.renderer.draw(
             self.camera, aspect, snap.body_pos, snap.body_quat, snap.body_shapes,
             joint_anchors=snap.joint_anchor if joints else None,

@@ -229,8 +229,9 @@ class Renderer:
             return
         ctx.disable(ctx.DEPTH_TEST)  # overlays show through the bodies, as in MuJoCo
         if joint_anchors is not None and len(joint_anchors):
-            sliding = (np.zeros(len(joint_anchors), bool) if joint_sliding is None
-                       else np.asarray(joint_sliding) > 0.5)
+            sliding = np.zeros(len(joint_anchors), bool)
+            if joint_sliding is not None and len(joint_sliding) == len(joint_anchors):
+                sliding = np.asarray(joint_sliding) > 0.5   # (flags of other joints: none)
             if joint_axes is not None:
                 self._draw_axes(joint_anchors, joint_axes, AXIS_LENGTH * radius)
             colours = np.where(sliding[:, None], SLIP_COLOUR, STICK_COLOUR)
