@@ -713,12 +713,15 @@ class _Batcher:
     runs' mean time so far; one run a batch until the first come back), and never more than
     a share of what is left that keeps every worker busy to the end: the hand-off between
     processes (about a millisecond) then stays small beside runs of a few milliseconds.
-    `timing` (a backend's [runs, seconds], updated here) carries the mean over its calls."""
+    `timing` (a backend's [runs, seconds], updated here) carries the mean over its calls.
+    `share`: a batch is at most 1 / (share x workers) of what is left -- 2 where a hand-off
+    is cheap (the pool: small batches even out the end), 1 where it is not (Ray: the batches
+    halve, so a few tasks carry the runs and the last ones are still small)."""
 
-    def __init__(self, tasks, workers, target_s, timing=None):
+    def __init__(self, tasks, workers, target_s, timing=None, share=2):
         self.tasks = list(tasks)
         self.next = 0
-        self.workers, self.target_s = workers, target_s
+        self.workers, self.target_s, self.share = workers, target_s, share
         self.timing = [0, 0.0] if timing is None else timing
 
     @property
@@ -732,7 +735,7 @@ class _Batcher:
         size = 1
         if self.runs:
             size = int(self.target_s / max(self.timing[1] / self.runs, 1e-6))
-        size = max(1, min(size, left // (2 * self.workers) or 1))
+        size = max(1, min(size, left // (self.share * self.workers) or 1))
         batch = self.tasks[self.next:self.next + size]
         self.next += len(batch)
         return batch
@@ -910,7 +913,7 @@ class RayBackend(Backend):
 
     def rows(self, tasks):
         ray = self.ray
-        batcher = _Batcher(tasks, self.cpus, self.BATCH_S, self.timing)
+        batcher = _Batcher(tasks, self.cpus, self.BATCH_S, self.timing, share=1)
 
         def fill():
             while len(self.refs) < 2 * self.cpus:
