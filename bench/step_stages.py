@@ -54,7 +54,7 @@ def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
         S.prepare_joints(model, state, work, settings)
         S.motor_rows(model, state, work)
         S.follow_geometry(model, state, work, settings)
-        S.control_motors(model, state, settings)
+        S.control_motors(model, state, settings, work.motor_coef)
         S.prepare_motors(model, state, work, settings)
         if S.any_positive(model.joint_damping):
             S.prepare_dampers(model, state, work, settings)
