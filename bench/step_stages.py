@@ -25,6 +25,7 @@ from numba import njit
 
 from sharnir.physics import solver as S
 from sharnir.physics.clock import monotonic_seconds as now
+from sharnir.physics.contact import contact_args
 from sharnir.physics.world import _empty_records
 from sharnir.scenes import load_scene
 
@@ -35,7 +36,7 @@ SCENES = ("tests/fixtures/mjcf/humanoid.xml", "biped")
 
 
 @njit(cache=True, nogil=True)
-def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
+def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, acc):
     """n steps of physics.solver.step's stages (no tracing), seconds per stage into acc."""
     for _ in range(n):
         t = now()
@@ -45,9 +46,10 @@ def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
         acc[0] += t1 - t
         t = t1
         touching = False
-        if contacts is not None:
-            S.detect_contacts(model, state, work, contacts, settings.dt, settings.manifold_reuse)
-            touching = contacts.count[0] > 0
+        if points is not None:
+            S.detect_contacts(model, state, work, points, scratch, settings.dt,
+                              settings.manifold_reuse)
+            touching = points.count[0] > 0
         t1 = now()
         acc[1] += t1 - t
         t = t1
@@ -66,22 +68,22 @@ def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
         t1 = now()
         acc[2] += t1 - t
         t = t1
-        if contacts is not None:
+        if points is not None:
             if touching:
-                S.prepare_contacts(model, state, work, contacts, settings.dt)
+                S.prepare_contacts(model, state, work, points, rows, settings.dt)
         S.apply_forces(model, state, work, settings)
-        if contacts is not None:
+        if points is not None:
             if touching:
-                S.forced_approach(model, state, work, contacts)
+                S.forced_approach(model, state, work, points, rows)
         S.aim_at_step_end(model, state, work, settings)
         S.warm_start(model, state, work, settings)
-        if contacts is not None:
+        if points is not None:
             if touching:
-                S.warm_start_contacts(model, state, work, contacts, settings.warm_start)
+                S.warm_start_contacts(model, state, work, points, rows, settings.warm_start)
         t1 = now()
         acc[3] += t1 - t
         t = t1
-        S.solve_velocities(model, state, work, contacts, trees, settings)
+        S.solve_velocities(model, state, work, points, rows, trees, settings)
         t1 = now()
         acc[4] += t1 - t
         t = t1
@@ -90,20 +92,20 @@ def _timed_steps(n, model, state, work, contacts, trees, settings, acc):
         acc[5] += t1 - t
         t = t1
         S.island_momentum_before(model, state, work)
-        S.solve_positions(model, state, work, contacts, settings)
+        S.solve_positions(model, state, work, points, rows, settings)
         S.keep_island_momentum(model, state, work)
         t1 = now()
         acc[6] += t1 - t
         t = t1
-        if contacts is not None:
-            S.guard_static(model, state, contacts)
+        if scratch is not None:
+            S.guard_static(model, state, scratch)
         t1 = now()
         acc[7] += t1 - t
         t = t1
         S.report_joints(model, state, work, settings)
         S.report_reactions(model, state, work, settings)
-        if contacts is not None:
-            S.contact_wrenches(model, state, contacts, settings.dt)
+        if points is not None:
+            S.contact_wrenches(model, state, points, rows, settings.dt)
         state.time[0] += settings.dt
         state.step_count[0] += 1
         t1 = now()
@@ -125,13 +127,15 @@ def measure(scene, articulation, settle, steps):
     world.run(1)                           # (the step's own kernels compile or load)
     twin = copy.deepcopy(world)
     model, state, work = world._ready()
-    args = (model, state, work, world._contacts, world._step_trees(), world._settings)
+    args = (model, state, work, *contact_args(world._contacts), world._step_trees(),
+            world._settings)
     acc = np.zeros(len(STAGES))
     _timed_steps(0, *args, acc)            # (compiles, or loads from the cache)
     _timed_steps(steps, *args, acc)
     model, state, work = twin._ready()
     start = time.perf_counter()
-    S.step_many(model, state, work, twin._contacts, twin._step_trees(), twin._settings, steps,
+    S.step_many(model, state, work, *contact_args(twin._contacts), twin._step_trees(),
+                twin._settings, steps,
                 *_empty_records(state))
     real = (time.perf_counter() - start) / steps
     return acc / steps, real

@@ -626,7 +626,7 @@ def _manifold_component(body_comp, body_kind, a, b):
 
 
 @njit(**_JIT)
-def _build_rows(model, state, work, contacts, T, settings):
+def _build_rows(model, state, work, points, rows, T, settings):
     """The R rows, grouped, component by component: the tree joints' limit and friction
     blocks, then the contacts of the component's bodies."""
     h = settings.dt
@@ -636,9 +636,9 @@ def _build_rows(model, state, work, contacts, T, settings):
     nrow = 0
     ngrp = 0
     nman_in = 0
-    if contacts is not None:
-        for m in range(contacts.man_count[0]):
-            contacts.man_tree[m] = -1
+    if rows is not None:
+        for m in range(rows.man_count[0]):
+            rows.man_tree[m] = -1
     for k in range(ncomp):
         T.comp_rows[k] = nrow
         T.comp_groups[k] = ngrp
@@ -665,24 +665,24 @@ def _build_rows(model, state, work, contacts, T, settings):
                         _put_row(T, nrow, J[jj, SLOT_FRICTION, r], a, b, 0.0,
                                  p[jj, SLOT_FRICTION, r], REF_JOINT, jj, SLOT_FRICTION * 3 + r)
                         nrow += 1
-        if contacts is not None:
-            for m in range(contacts.man_count[0]):
-                f0, f1 = contacts.man_first[m], contacts.man_first[m + 1]
-                a, b = contacts.body[f0, 0], contacts.body[f0, 1]
+        if rows is not None:
+            for m in range(rows.man_count[0]):
+                f0, f1 = rows.man_first[m], rows.man_first[m + 1]
+                a, b = points.body[f0, 0], points.body[f0, 1]
                 if _manifold_component(T.body_comp, model.body_kind,
                                        a, b) != k:
                     continue
-                mr = contacts.man_rows[m]
+                mr = rows.man_rows[m]
                 need = (f1 - f0) + 2 + (2 if mr[M_ROLL] > 0.0 else 0) + (
                     1 if mr[M_TWIST] > 0.0 else 0)
                 if nrow + need > cap or nman_in >= TREE_MANIFOLDS:
                     continue   # left to the outer sweep
                 nman_in += 1
-                contacts.man_tree[m] = nrow
+                rows.man_tree[m] = nrow
                 nfirst = nrow
                 row = T.row_scratch
                 for c in range(f0, f1):
-                    rec = contacts.rows[c]
+                    rec = rows.point_rows[c]
                     for t in range(3):
                         row[t] = -rec[N_DIR + t]
                         row[3 + t] = -rec[N_LIN + t]
@@ -691,7 +691,7 @@ def _build_rows(model, state, work, contacts, T, settings):
                     _put_group(T, ngrp, nrow, 1, G_NORMAL, 0, 0, 0.0, 0.0)
                     ngrp += 1
                     _put_row(T, nrow, row, a, b, -rec[N_TARGET],
-                             contacts.impulse[c, P_N], REF_CONTACT, c, P_N)
+                             points.impulse[c, P_N], REF_CONTACT, c, P_N)
                     nrow += 1
                 nn = f1 - f0
                 _put_group(T, ngrp, nrow, 2, G_SLIDE, nfirst, nn, mr[M_MU], mr[M_MU2])
@@ -702,7 +702,7 @@ def _build_rows(model, state, work, contacts, T, settings):
                         row[3 + t] = -mr[M_LIN + 12 * r + t]
                         row[6 + t] = mr[M_DIR + 3 + 3 * r + t]
                         row[9 + t] = mr[M_LIN + 12 * r + 3 + t]
-                    _put_row(T, nrow, row, a, b, 0.0, contacts.impulse[f0, P_T1 + r],
+                    _put_row(T, nrow, row, a, b, 0.0, points.impulse[f0, P_T1 + r],
                              REF_CONTACT, f0, P_T1 + r)
                     nrow += 1
                 if mr[M_ROLL] > 0.0:
@@ -714,7 +714,7 @@ def _build_rows(model, state, work, contacts, T, settings):
                             row[3 + t] = -mr[M_DIR + 3 + 3 * r + t]
                             row[6 + t] = 0.0
                             row[9 + t] = mr[M_DIR + 3 + 3 * r + t]
-                        _put_row(T, nrow, row, a, b, 0.0, contacts.impulse[f0, P_R1 + r],
+                        _put_row(T, nrow, row, a, b, 0.0, points.impulse[f0, P_R1 + r],
                                  REF_CONTACT, f0, P_R1 + r)
                         nrow += 1
                 if mr[M_TWIST] > 0.0:
@@ -725,7 +725,7 @@ def _build_rows(model, state, work, contacts, T, settings):
                         row[3 + t] = -mr[M_DIR + t]
                         row[6 + t] = 0.0
                         row[9 + t] = mr[M_DIR + t]
-                    _put_row(T, nrow, row, a, b, 0.0, contacts.impulse[f0, P_S],
+                    _put_row(T, nrow, row, a, b, 0.0, points.impulse[f0, P_S],
                              REF_CONTACT, f0, P_S)
                     nrow += 1
     T.comp_rows[ncomp] = nrow
@@ -842,7 +842,7 @@ def _build_delassus(model, T):
 
 
 @njit(**_JIT)
-def prepare_trees(model, state, work, contacts, T, settings):
+def prepare_trees(model, state, work, points, rows, T, settings):
     """This step's tree blocks, after the warm start: which rows they take from the outer
     sweep, their nodes, factors, R rows and Delassus matrices. Returns False if a factor
     failed (the trees' rows then all stay in the outer sweep this step)."""
@@ -853,9 +853,9 @@ def prepare_trees(model, state, work, contacts, T, settings):
     for m in range(model.motor_joint.shape[0]):
         T.joint_motor[model.motor_joint[m]] = m
         T.motor_folded[m] = False
-    if contacts is not None:
-        for m in range(contacts.man_count[0]):
-            contacts.man_tree[m] = -1
+    if rows is not None:
+        for m in range(rows.man_count[0]):
+            rows.man_tree[m] = -1
     for q in range(TREE_STATS):
         T.stats[q] = 0.0
     if ncomp == 0:
@@ -878,11 +878,11 @@ def prepare_trees(model, state, work, contacts, T, settings):
                     work.motor_coef[m, U_RATE] > 0.0 and abs(state.motor_voltage[m])
                     >= work.motor_coef[m, U_LIMIT] * (1.0 - 1e-9))
                 T.motor_folded[m] = not at_limit
-    return refactor_trees(model, state, work, contacts, T, settings)
+    return refactor_trees(model, state, work, points, rows, T, settings)
 
 
 @njit(**_JIT)
-def refactor_trees(model, state, work, contacts, T, settings):
+def refactor_trees(model, state, work, points, rows, T, settings):
     """Nodes, factors, R rows and Delassus matrices from the accumulated impulses where they
     are (prepare_trees, or a refactor mid-solve after finish_trees wrote them back)."""
     start = monotonic_seconds()
@@ -894,16 +894,16 @@ def refactor_trees(model, state, work, contacts, T, settings):
                                 T.node_n, T.node_J, T.node_c,
                                 T.body_d, T.joint_dinv, T.joint_lc,
                                 T.joint_g, T.joint_jc, T.joint_jp):
-            release_trees(model, T, contacts)
+            release_trees(model, T, rows)
             return False
-    _build_rows(model, state, work, contacts, T, settings)
+    _build_rows(model, state, work, points, rows, T, settings)
     _build_delassus(model, T)
     T.stats[ST_PREPARE_S] += monotonic_seconds() - start
     return True
 
 
 @njit(**_JIT)
-def outer_rows(model, work, contacts, T):
+def outer_rows(model, work, rows, T):
     """Whether the outer loop has rows no tree took: joint blocks, motors, dampers, couplings
     or contact manifolds."""
     for k in range(work.block_count[0]):
@@ -917,23 +917,23 @@ def outer_rows(model, work, contacts, T):
             return True
     if model.coupling_joint.shape[0] > 0:
         return True
-    if contacts is not None:
-        for m in range(contacts.man_count[0]):
-            if contacts.man_tree[m] < 0:
+    if rows is not None:
+        for m in range(rows.man_count[0]):
+            if rows.man_tree[m] < 0:
                 return True
     return False
 
 
 @njit(**_JIT)
-def release_trees(model, T, contacts):
+def release_trees(model, T, rows):
     """Every row back to the outer sweep (a failed factor)."""
     for j in range(model.joint_type.shape[0]):
         T.joint_skip[j] = False
     for m in range(model.motor_joint.shape[0]):
         T.motor_folded[m] = False
-    if contacts is not None:
-        for m in range(contacts.man_count[0]):
-            contacts.man_tree[m] = -1
+    if rows is not None:
+        for m in range(rows.man_count[0]):
+            rows.man_tree[m] = -1
     for k in range(T.comp_root.shape[0] + 1):
         T.comp_rows[k] = 0
         T.comp_groups[k] = 0
@@ -1254,7 +1254,7 @@ def solve_trees(T, joint_child, joint_body, body_kind, vel, angvel, tol2, sweeps
 
 
 @njit(**_JIT)
-def finish_trees(model, state, work, contacts, T):
+def finish_trees(model, state, work, points, T):
     """The tree blocks' impulses back where the rest of the step reads them: joint blocks
     (state.joint_impulse and the packed blocks' work.block_impulse), motors, dampers,
     contacts. Returns True if a folded motor ended beyond a limit: it is then swept by the
@@ -1301,8 +1301,8 @@ def finish_trees(model, state, work, contacts, T):
                 pk[T.joint_block[x, s], rr] = lam
                 if s == SLOT_FRICTION:
                     work.joint_clamped[x, s] = T.grp_clamped[gi]
-            elif contacts is not None:
-                contacts.impulse[x, y] = lam
+            elif points is not None:
+                points.impulse[x, y] = lam
                 if kind == G_SLIDE:
-                    contacts.sliding[x] = T.grp_clamped[gi]
+                    points.sliding[x] = T.grp_clamped[gi]
     return saturated

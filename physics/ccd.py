@@ -17,7 +17,7 @@ is the segment
 
     p0 = x_g(t) + R_g(t) k_g   ->   p1 = x_g(t + h) + R_g(t + h) k_g
 
-(x_g(t), R_g(t): contacts.geom_pos, geom_rot, the poses detection saw).  Against a static
+(x_g(t), R_g(t): scratch.geom_pos, geom_rot, the poses detection saw).  Against a static
 plane n . x <= d: if s0 = n . p0 - d > 0 and s1 = n . p1 - d <= 0, the segment enters at
 tau = s0 / (s0 - s1).  Against a static box (centre c, rotation Q, half extents e), in the
 box frame a = Q^T (p0 - c), u = Q^T (p1 - p0): the slab test gives the entry tau and the face
@@ -154,13 +154,13 @@ def _stop(model, state, path, g, tau, n0, n1, n2):
 
 
 @njit(**_JIT)
-def guard_static(model, state, contacts):
+def guard_static(model, state, scratch):
     """After the position pass: stop every dynamic geom's inner point on the face of a static
     plane or box it would have entered this step (module docstring); returns how many
     stops.  (Arrays are taken out of the tuples once and indexed in place: a helper call
     with a tuple, or a view per geom, cost more than the tests themselves.)"""
     kinds, gbody, dynamic = model.geom_kind, model.geom_body, model.body_dynamic
-    gpos, grot, path = contacts.geom_pos, contacts.geom_rot, contacts.guard_path
+    gpos, grot, path = scratch.geom_pos, scratch.geom_rot, scratch.guard_path
     lrot, lpos, hulls, verts = (model.geom_local_rot, model.geom_local_pos, model.geom_hull,
                                 model.hull_vert)
     x, quat = state.body_pos, state.body_quat
@@ -179,7 +179,7 @@ def guard_static(model, state, contacts):
                              + grot[g, q, 2] * k[2])
             path[g, 1, q] = x[b, q] + off[q]
     stops = 0
-    box, plane, size = contacts.geom_aabb, contacts.geom_plane, model.geom_size
+    box, plane, size = scratch.geom_aabb, scratch.geom_plane, model.geom_size
     groups, masks, excluded = model.geom_group, model.geom_mask, model.pair_excluded
     for s in range(ngeom):
         ks = kinds[s]

@@ -6,8 +6,9 @@ A Checkpoint holds copies of arrays by name:
     state.<field>        every State field (model.py): time, step count, poses, velocities,
                          angular momenta, user forces, the drag, the motors' voltage, current
                          and rotor speed, the joints' warm-start impulses and coordinates...
-    contacts.<field>     the contact points of the last step (POINT_FIELDS, the first `count`
-                         rows): the contacts' warm start and manifold reuse
+    contacts.<field>     the contact points of the last step (contact.ContactPoints: count
+                         and the first `count` rows of POINT_FIELDS): the contacts' warm
+                         start and manifold reuse
     work.<name>          the work arrays a step carries over (WORK_CARRIED: the motors' and
                          couplings' warm starts, the rows the rotors turned with)
     trees.node_lam       the trees' block warm start (solver.articulation = "tree")

@@ -14,8 +14,9 @@ something (World._ready):
                coordinates, the drag): a rebuild goes on where the steps were
     Work       scratch, sized for the model
     Trees      the trees' blocks of the velocity solve (articulation.py)
-    ContactSet the contact store (contact.py), None where no two geoms can ever touch
-               (`may_touch`: the step is then compiled without the contact stages)
+    ContactSet the contact store (contact.py: points, rows, scratch), None where no two
+               geoms can ever touch (`may_touch`: the step is then compiled without the
+               contact stages)
 
 The records are read, never changed, here.
 """
@@ -69,7 +70,7 @@ def build(bodies, joints, loads, carry=None, contacts=None):
     trees = make_trees(model.joint_type, model.joint_body, model.joint_child, model.tree_order,
                        model.body_kind, nm)
     ng = model.geom_kind.shape[0]
-    kept = contacts is not None and contacts.geom_pos.shape[0] == ng
+    kept = contacts is not None and contacts.scratch.geom_pos.shape[0] == ng
     contacts = (contacts if kept else make_contacts(ng)) if may_touch(model) else None
     return Compiled(model, state, work, trees, contacts)
 

@@ -41,13 +41,17 @@ half the margin, so no point left out for a gap beyond the margin can have come 
 unseen.  Pairs with a sphere are always found afresh: their closed forms cost less than
 carrying, and a rolling sphere's contact point moves across its surface.
 
-The store (ContactSet): one named tuple of flat arrays in three groups --
+The store (ContactSet): three named tuples of flat arrays, each handed to a stage only where
+it reads them (a stage call copies every field of the tuples it takes, jit.py) --
 
-    points    persistent: this step's points in pair order, what the next step's warm start
-              and manifold reuse read (the only arrays `grown` carries over, POINT_FIELDS)
-    rows      this step's manifolds and packed rows, written by contact_solver.prepare_contacts
-              and read by the sweeps (layouts below: N_*, M_*)
-    scratch   detection's working memory (new_*, the broad phase's, the narrow phase's)
+    points    ContactPoints, persistent: this step's points in pair order, what the next
+              step's warm start and manifold reuse read (the only arrays `grown`, checkpoints
+              and the replay keep: count and POINT_FIELDS)
+    rows      ContactRows, this step's manifolds and packed rows, written by
+              contact_solver.prepare_contacts and read by the sweeps (layouts below: N_*, M_*)
+    scratch   ContactScratch, detection's working memory (new_*, the broad phase's, the
+              narrow phase's), the geoms' poses it saw (ccd.guard_static reads them) and its
+              stats
 
 When a detection finds more pairs or points than the arrays hold it returns False with `need`
 set and nothing changed; World grows the set (`grown`) and steps again.
@@ -78,10 +82,10 @@ MANIFOLD_REUSE_MAX = 0.5 * CONTACT_MARGIN   # m: its largest value: a point left
 # reads one contiguous record and does no 3x3 products.  A linear row along u at arms rA, rB is
 # a block of 12 at offset j: JA = rA x u (j), JB = rB x u (j+3), WA = IA^-1 JA (j+6),
 # WB = IB^-1 JB (j+9).
-# A point's normal row (contacts.rows[c]):
+# A point's normal row (rows.point_rows[c]):
 N_DIR, N_LIN, N_MASS, N_TARGET, N_IMA, N_IMB = 0, 3, 15, 16, 17, 18
 PACK_N = 19
-# A manifold's anchor (contacts.man_rows[m]):
+# A manifold's anchor (rows.man_rows[m]):
 #   M_DIR + 3 r      n, t1, t2
 #   M_LIN + 12 k     the linear blocks of t1, t2
 #   M_ANG + 6 k      IA^-1 e_k, IB^-1 e_k for e = t1, t2, n (rolling, twisting)
@@ -98,76 +102,120 @@ P_N, P_T1, P_T2, P_R1, P_R2, P_S = 0, 1, 2, 3, 4, 5
 # columns of a body's contact wrench (State.body_contact): force, then torque
 WRENCH_FORCE, WRENCH_TORQUE = 0, 3
 
-ContactSet = namedtuple("ContactSet", [
-    # persistent: this step's points (kept for the next step's warm start), in pair order
+# The store: three named tuples, each handed only to the stages that read it (a stage call
+# copies every field of the tuples it takes: jit.py).  cap: point capacity (the manifolds too:
+# a manifold has at least one point), pcap: pair capacity, ngeom: the model's geoms (at least
+# 1), T: broadphase.table_size(ngeom).
+ContactPoints = namedtuple("ContactPoints", [
+    # persistent: this step's points in pair order, what the next step's warm start and
+    # manifold reuse read (POINT_FIELDS and count: what `grown`, checkpoints and the replay keep)
     "count",          # (1,) int64 points
-    "geom",           # (cap, 2) int64 geoms A, B
+    "geom",           # (cap, 2) int64 geoms A, B (A < B)
     "body",           # (cap, 2) int64 their bodies
-    "feature",        # (cap,) int64
-    "point",          # (cap, 3) midpoint, world
-    "normal",         # (cap, 3) A to B
-    "depth",          # (cap,) > 0 overlap
-    "impulse",        # (cap, 6) accumulated p_n, p_t1, p_t2, p_r1, p_r2, p_s (N s, N m s);
+    "feature",        # (cap,) int64 feature id (warm-start key with the geoms)
+    "point",          # (cap, 3) m, midpoint of the two surface points, world
+    "normal",         # (cap, 3) unit, from A to B, world
+    "depth",          # (cap,) m, > 0 overlap, < 0 gap
+    "impulse",        # (cap, 6) accumulated p_n, p_t1, p_t2 (N s), p_r1, p_r2, p_s (N m s);
                       #   the five friction columns are the manifold's, on its first point
                       #   (0 on the others)
-    "sliding",        # (cap,) bool: its manifold's friction at the cone
-    "local",          # (cap, 2, 3) surface points on A and B in their body frames (as found
-                      #   by the narrow phase; kept while the manifold is reused)
-    "local_normal",   # (cap, 3) the normal in A's body frame (as found)
-    "found_pose",     # (cap, 7) B's pose in A's frame when the manifold was found: RA^T (xB - xA),
-                      #   qA* qB
-    # rows of this step (contact_solver.py)
-    "material",       # (cap, 4) mu, mu_roll (m), mu_spin (m), restitution
-    "arm",            # (cap, 2, 3) rA, rB
-    "tangent",        # (cap, 2, 3) t1, t2 (its manifold's)
-    "rows",           # (cap, PACK_N) the packed normal rows (see N_DIR ...)
+    "sliding",        # (cap,) bool: its manifold's friction at the cone (this step's solve)
+    "local",          # (cap, 2, 3) m, surface points on A and B in their body frames (as
+                      #   found by the narrow phase; kept while the manifold is reused)
+    "local_normal",   # (cap, 3) unit, the normal in A's body frame (as found)
+    "found_pose",     # (cap, 7) B's pose in A's frame when the manifold was found:
+                      #   RA^T (xB - xA) (m), qA* qB (w, x, y, z)
+])
+
+ContactRows = namedtuple("ContactRows", [
+    # this step's rows (contact_solver.prepare_contacts), read by the sweeps; per point c
+    "material",       # (cap, 4) mu, mu_roll (m), mu_spin (m), restitution of the pair
+    "arm",            # (cap, 2, 3) m, rA, rB: the point from A's and B's centres, world
+    "tangent",        # (cap, 2, 3) unit, t1, t2 (its manifold's), world
+    "point_rows",     # (cap, PACK_N) the packed normal rows (see N_DIR ...)
+    "approach",       # (cap, 2) m/s, Cdot_n at detection, and after this step's forces
+    "state",          # (cap,) int64 0 normal, contact_solver.BOUNCED: bounced from apart
+    "bounce",         # (cap,) m, separation the bounce leaves at the end of the step
+    # per manifold m: one pair's points, man_first[m] .. man_first[m + 1] - 1
     "man_count",      # (1,) int64 manifolds
     "man_first",      # (cap + 1,) int64 first point of each manifold (and the end)
     "man_rows",       # (cap, PACK_M) the packed anchors (see M_DIR ...)
     "man_tree",       # (cap,) int64 the manifold's first row in a tree block
                       #   (articulation.py), -1: swept by solve_contacts
-    "approach",       # (cap, 2) Cdot_n at detection, and after this step's forces
-    "state",          # (cap,) int64 0 normal, contact_solver.BOUNCED: bounced from apart
-    "bounce",         # (cap,) separation the bounce leaves at the end of the step (m)
-    # detection scratch
-    "pairs",          # (pcap, 2) int64
-    "new_geom", "new_feature", "new_point", "new_normal", "new_depth", "new_impulse",
-    "new_local", "new_local_normal", "new_found_pose",
-    "geom_pos",       # (ngeom, 3)
-    "geom_rot",       # (ngeom, 3, 3)
-    "geom_aabb",      # (ngeom, 6)
-    "geom_plane",     # (ngeom, 4)
-    "geom_radius",    # (ngeom,) bounding sphere about the geom's origin (inf for planes)
-    "guard_path",     # (ngeom, 2, 3) the inner point of each dynamic geom at the start and the
-                      #   end of the step (ccd.guard_static)
-    "bp_slot", "bp_order", "bp_box", "bp_start", "bp_big", "bp_planes", "bp_mark", "bp_cand",
-    "bp_ext",
-    "m_point", "m_depth", "m_normal", "m_feature", "cv_out", "guess",
+])
+
+ContactScratch = namedtuple("ContactScratch", [
+    # detection's working memory (contact.detect_contacts), and what it reports
+    "pairs",          # (pcap, 2) int64 the broad phase's candidate pairs, geoms a < b
+    "new_geom",       # (cap, 2) int64 \
+    "new_feature",    # (cap,) int64    |
+    "new_point",      # (cap, 3) m      |
+    "new_normal",     # (cap, 3)        |  this step's points as found or carried, before
+    "new_depth",      # (cap,) m        |  they replace last step's (the persistent fields
+    "new_impulse",    # (cap, 6)        |  of the same names)
+    "new_local",      # (cap, 2, 3) m   |
+    "new_local_normal",  # (cap, 3)     |
+    "new_found_pose",    # (cap, 7)    /
+    "geom_pos",       # (ngeom, 3) m, x_g world, at the detection's poses
+    "geom_rot",       # (ngeom, 3, 3) R_g world
+    "geom_aabb",      # (ngeom, 6) m, world box min, max grown by the margin and the travel
+    "geom_plane",     # (ngeom, 4) a plane geom's n (unit), n . x_g (m)
+    "geom_radius",    # (ngeom,) m, bounding sphere about the geom's origin (inf for planes)
+    "guard_path",     # (ngeom, 2, 3) m, the inner point of each dynamic geom at the start
+                      #   and the end of the step (ccd.guard_static)
+    "bp_slot",        # (ngeom,) int64 \
+    "bp_order",       # (ngeom,) int64  |
+    "bp_box",         # (ngeom, 6) m    |
+    "bp_start",       # (T + 1,) int64  |  the broad phase's grid
+    "bp_big",         # (ngeom,) int64  |  (broadphase.make_broadphase_work:
+    "bp_planes",      # (ngeom,) int64  |  slot order box start big planes mark cand ext)
+    "bp_mark",        # (ngeom,) int64  |
+    "bp_cand",        # (ngeom,) int64  |
+    "bp_ext",         # (ngeom,) m     /
+    "m_point",        # (4, 3) m, one pair's points from the narrow phase (midpoints)
+    "m_depth",        # (4,) m, their depths
+    "m_normal",       # (3,) unit, their normal, A to B
+    "m_feature",      # (4,) int64 their feature ids
+    "cv_out",         # (9,) the convex routine's normal, point on A, point on B (m)
+    "guess",          # (3,) the convex routine's first direction (last step's normal or 0)
     "need",           # (2,) int64 pair and point capacity needed when detection overflowed
     "stats",          # (6,) pairs tested, points, detection seconds, worst overlap (m),
                       #      broad-phase seconds (part of the detection), manifolds reused
 ])
 
+# What World holds (never a kernel argument: the stages take the three tuples, each the
+# ones it reads; contact_args spreads them into step_many's arguments)
+ContactSet = namedtuple("ContactSet", ["points", "rows", "scratch"])
+NO_CONTACTS = (None, None, None)   # step_many's contact arguments where nothing can touch
+
 # the persistent group, kept when the arrays grow ("count" is set apart)
 POINT_FIELDS = ("geom", "body", "feature", "point", "normal", "depth", "impulse", "sliding",
                 "local", "local_normal", "found_pose")
+assert POINT_FIELDS == ContactPoints._fields[1:]
+
+
+def contact_args(contacts):
+    """step_many's (points, rows, scratch) arguments for a ContactSet or None."""
+    return NO_CONTACTS if contacts is None else tuple(contacts)
 
 
 def make_contacts(ngeom, cap=64, pcap=64):
     bp = make_broadphase_work(ngeom)
     n = max(int(ngeom), 1)
-    return ContactSet(
+    points = ContactPoints(
         count=np.zeros(1, np.int64), geom=np.zeros((cap, 2), np.int64),
         body=np.zeros((cap, 2), np.int64), feature=np.zeros(cap, np.int64),
         point=np.zeros((cap, 3)), normal=np.zeros((cap, 3)), depth=np.zeros(cap),
         impulse=np.zeros((cap, 6)), sliding=np.zeros(cap, np.bool_),
         local=np.zeros((cap, 2, 3)), local_normal=np.zeros((cap, 3)),
-        found_pose=np.zeros((cap, 7)), material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
-        tangent=np.zeros((cap, 2, 3)), rows=np.zeros((cap, PACK_N)),
+        found_pose=np.zeros((cap, 7)))
+    rows = ContactRows(
+        material=np.zeros((cap, 4)), arm=np.zeros((cap, 2, 3)),
+        tangent=np.zeros((cap, 2, 3)), point_rows=np.zeros((cap, PACK_N)),
+        approach=np.zeros((cap, 2)), state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
-        man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64),
-        approach=np.zeros((cap, 2)),
-        state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
+        man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64))
+    scratch = ContactScratch(
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),
         new_point=np.zeros((cap, 3)), new_normal=np.zeros((cap, 3)), new_depth=np.zeros(cap),
@@ -180,23 +228,25 @@ def make_contacts(ngeom, cap=64, pcap=64):
         m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
         m_feature=np.zeros(4, np.int64), cv_out=np.zeros(9), guess=np.zeros(3),
         need=np.zeros(2, np.int64), stats=np.zeros(6))
+    return ContactSet(points, rows, scratch)
 
 
 def grown(contacts, ngeom):
     """A copy with room for what the last detection needed (`need`), the points kept."""
-    cap = max(contacts.geom.shape[0], int(contacts.need[1]))
-    pcap = max(contacts.pairs.shape[0], int(contacts.need[0]))
+    points, scratch = contacts.points, contacts.scratch
+    cap = max(points.geom.shape[0], int(scratch.need[1]))
+    pcap = max(scratch.pairs.shape[0], int(scratch.need[0]))
     out = make_contacts(ngeom, cap=2 * cap, pcap=2 * pcap)
-    k = int(contacts.count[0])
+    k = int(points.count[0])
     for name in POINT_FIELDS:
-        getattr(out, name)[:k] = getattr(contacts, name)[:k]
-    out.count[0] = k
+        getattr(out.points, name)[:k] = getattr(points, name)[:k]
+    out.points.count[0] = k
     return out
 
 
 # ---- detection --------------------------------------------------------------------------------
 @njit(**_JIT)
-def geom_poses(model, state, work, contacts, h):
+def geom_poses(model, state, work, scratch, h):
     """World poses, AABBs (grown by the margin and this step's travel) and plane equations."""
     R = work.body_rot
     for g in range(model.geom_kind.shape[0]):
@@ -206,33 +256,33 @@ def geom_poses(model, state, work, contacts, h):
                    and lr[g, 0, 0] == 1.0 and lr[g, 1, 1] == 1.0 and lr[g, 2, 2] == 1.0)
         for i in range(3):
             if centred:  # one shape at the centre of mass on the body axes: the body's pose
-                contacts.geom_pos[g, i] = state.body_pos[b, i]
+                scratch.geom_pos[g, i] = state.body_pos[b, i]
                 for j in range(3):
-                    contacts.geom_rot[g, i, j] = R[b, i, j]
+                    scratch.geom_rot[g, i, j] = R[b, i, j]
                 continue
-            contacts.geom_pos[g, i] = (state.body_pos[b, i] + R[b, i, 0] * lp[g, 0]
+            scratch.geom_pos[g, i] = (state.body_pos[b, i] + R[b, i, 0] * lp[g, 0]
                                        + R[b, i, 1] * lp[g, 1] + R[b, i, 2] * lp[g, 2])
             for j in range(3):
-                contacts.geom_rot[g, i, j] = (R[b, i, 0] * lr[g, 0, j] + R[b, i, 1] * lr[g, 1, j]
+                scratch.geom_rot[g, i, j] = (R[b, i, 0] * lr[g, 0, j] + R[b, i, 1] * lr[g, 1, j]
                                               + R[b, i, 2] * lr[g, 2, j])
         kind = model.geom_kind[g]
-        box = contacts.geom_aabb   # (indexed in place: a view per geom costs a reference count)
+        box = scratch.geom_aabb   # (indexed in place: a view per geom costs a reference count)
         if kind == PLANE:
-            n0, n1, n2 = (contacts.geom_rot[g, 0, 2], contacts.geom_rot[g, 1, 2],
-                          contacts.geom_rot[g, 2, 2])
-            contacts.geom_plane[g, 0] = n0
-            contacts.geom_plane[g, 1] = n1
-            contacts.geom_plane[g, 2] = n2
-            contacts.geom_plane[g, 3] = (n0 * contacts.geom_pos[g, 0]
-                                         + n1 * contacts.geom_pos[g, 1]
-                                         + n2 * contacts.geom_pos[g, 2])
+            n0, n1, n2 = (scratch.geom_rot[g, 0, 2], scratch.geom_rot[g, 1, 2],
+                          scratch.geom_rot[g, 2, 2])
+            scratch.geom_plane[g, 0] = n0
+            scratch.geom_plane[g, 1] = n1
+            scratch.geom_plane[g, 2] = n2
+            scratch.geom_plane[g, 3] = (n0 * scratch.geom_pos[g, 0]
+                                         + n1 * scratch.geom_pos[g, 1]
+                                         + n2 * scratch.geom_pos[g, 2])
             for i in range(3):
                 box[g, i] = -1e30
                 box[g, 3 + i] = 1e30
-            contacts.geom_radius[g] = math.inf
+            scratch.geom_radius[g] = math.inf
             continue
         sz = model.geom_size
-        rot, pos = contacts.geom_rot, contacts.geom_pos
+        rot, pos = scratch.geom_rot, scratch.geom_pos
         if kind == HULL:
             aabb(kind, sz[g], pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
                  model.geom_hull[g, 1], box[g])
@@ -252,7 +302,7 @@ def geom_poses(model, state, work, contacts, h):
             o2 = 0.5 * (box[g, 2] + box[g, 5]) - pos[g, 2]
             radius = (0.5 * math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
                       + math.sqrt(o0 * o0 + o1 * o1 + o2 * o2))
-        contacts.geom_radius[g] = radius
+        scratch.geom_radius[g] = radius
         v0, v1, v2 = state.body_vel[b, 0], state.body_vel[b, 1], state.body_vel[b, 2]
         grow = CONTACT_MARGIN + h * math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
         for i in range(3):
@@ -397,52 +447,52 @@ def _relative_motion(x, q, found_pose, o, reach_a, reach_b):
 @njit(**_JIT)
 def _reach(lp, geom_radius, g):
     """How far the geom's points can be from its body's centre of mass (lp:
-    model.geom_local_pos, geom_radius: contacts.geom_radius; arrays, not the tuples: a call
+    model.geom_local_pos, geom_radius: scratch.geom_radius; arrays, not the tuples: a call
     that takes those costs a reference count per array in them)."""
     return math.sqrt(lp[g, 0] ** 2 + lp[g, 1] ** 2 + lp[g, 2] ** 2) + geom_radius[g]
 
 
 @njit(**ENTRY)   # (called from Python: jit.py)
-def detect_contacts(model, state, work, contacts, h, reuse):
+def detect_contacts(model, state, work, points, scratch, h, reuse):
     """Find this step's contact points; False (and `need` set) if the arrays are too small,
     in which case nothing of the last step's contacts has changed.  A pair whose relative
     pose has moved no point of either geom by more than `reuse` (m) since its manifold was
     found keeps that manifold, its points carried by the bodies (0: every pair afresh)."""
     start = monotonic_seconds()
-    geom_poses(model, state, work, contacts, h)
+    geom_poses(model, state, work, scratch, h)
     broad_start = monotonic_seconds()
-    npairs = broadphase(contacts.geom_aabb, model.geom_body, model.body_dynamic,
+    npairs = broadphase(scratch.geom_aabb, model.geom_body, model.body_dynamic,
                         model.geom_group, model.geom_mask, model.pair_excluded,
-                        model.geom_kind, contacts.geom_plane, contacts.bp_slot,
-                        contacts.bp_order, contacts.bp_box, contacts.bp_start, contacts.bp_big,
-                        contacts.bp_planes, contacts.bp_mark, contacts.bp_cand, contacts.bp_ext,
-                        contacts.pairs)
+                        model.geom_kind, scratch.geom_plane, scratch.bp_slot,
+                        scratch.bp_order, scratch.bp_box, scratch.bp_start, scratch.bp_big,
+                        scratch.bp_planes, scratch.bp_mark, scratch.bp_cand, scratch.bp_ext,
+                        scratch.pairs)
     broad_s = monotonic_seconds() - broad_start
-    if npairs > contacts.pairs.shape[0]:
-        contacts.need[0] = npairs
+    if npairs > scratch.pairs.shape[0]:
+        scratch.need[0] = npairs
         return False
-    cap = contacts.new_geom.shape[0]
+    cap = scratch.new_geom.shape[0]
     kinds, sizes, hulls = model.geom_kind, model.geom_size, model.geom_hull
-    gpos, grot = contacts.geom_pos, contacts.geom_rot
-    mp, md, mn, mf = contacts.m_point, contacts.m_depth, contacts.m_normal, contacts.m_feature
+    gpos, grot = scratch.geom_pos, scratch.geom_rot
+    mp, md, mn, mf = scratch.m_point, scratch.m_depth, scratch.m_normal, scratch.m_feature
     R = work.body_rot
     x, lp = state.body_pos, model.geom_local_pos
-    kept = (contacts.local, contacts.local_normal, contacts.geom, contacts.feature,
-            contacts.impulse, contacts.found_pose, contacts.new_geom, contacts.new_feature,
-            contacts.new_normal, contacts.new_depth, contacts.new_point, contacts.new_local,
-            contacts.new_local_normal, contacts.new_impulse, contacts.new_found_pose)
+    kept = (points.local, points.local_normal, points.geom, points.feature,
+            points.impulse, points.found_pose, scratch.new_geom, scratch.new_feature,
+            scratch.new_normal, scratch.new_depth, scratch.new_point, scratch.new_local,
+            scratch.new_local_normal, scratch.new_impulse, scratch.new_found_pose)
     total = 0
     reused = 0
     worst = 0.0
     cursor = 0   # last step's points and this step's pairs are both in (a, b) order: merge
-    nold = contacts.count[0]
+    nold = points.count[0]
     for k in range(npairs):
-        a, b = contacts.pairs[k, 0], contacts.pairs[k, 1]
-        while cursor < nold and (contacts.geom[cursor, 0] < a or (
-                contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] < b)):
+        a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
+        while cursor < nold and (points.geom[cursor, 0] < a or (
+                points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
             cursor += 1
         old = -1
-        if cursor < nold and contacts.geom[cursor, 0] == a and contacts.geom[cursor, 1] == b:
+        if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
             old = cursor
         ba, bb = model.geom_body[a], model.geom_body[b]
         ka, kb = kinds[a], kinds[b]
@@ -451,16 +501,16 @@ def detect_contacts(model, state, work, contacts, h, reuse):
             xr, qr = _relative_pose(x, state.body_quat, R, ba, bb)
         else:
             xr, qr = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
-        if posed and _relative_motion(xr, qr, contacts.found_pose, old,
-                                      _reach(lp, contacts.geom_radius, a),
-                                      _reach(lp, contacts.geom_radius, b)) <= reuse:
+        if posed and _relative_motion(xr, qr, points.found_pose, old,
+                                      _reach(lp, scratch.geom_radius, a),
+                                      _reach(lp, scratch.geom_radius, b)) <= reuse:
             # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
             # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
             o = old
-            while o < nold and contacts.geom[o, 0] == a and contacts.geom[o, 1] == b:
+            while o < nold and points.geom[o, 0] == a and points.geom[o, 1] == b:
                 if total < cap:
                     _carried(x, R, ba, bb, kept, o, total)
-                    worst = max(worst, contacts.new_depth[total])
+                    worst = max(worst, scratch.new_depth[total])
                 total += 1
                 o += 1
             reused += 1
@@ -469,14 +519,14 @@ def detect_contacts(model, state, work, contacts, h, reuse):
         dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
         margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
         # bounding spheres apart: no contact (most box-overlapping pairs in a pile)
-        reach = contacts.geom_radius[a] + contacts.geom_radius[b] + margin
+        reach = scratch.geom_radius[a] + scratch.geom_radius[b] + margin
         c0 = gpos[b, 0] - gpos[a, 0]
         c1 = gpos[b, 1] - gpos[a, 1]
         c2 = gpos[b, 2] - gpos[a, 2]
         if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
             continue
         if (ka == BOX or kb == BOX) and _beyond_box(a if ka == BOX else b, b if ka == BOX else a,
-                                                     gpos, grot, sizes, contacts.geom_radius,
+                                                     gpos, grot, sizes, scratch.geom_radius,
                                                      margin):
             continue
         if (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
@@ -500,13 +550,13 @@ def detect_contacts(model, state, work, contacts, h, reuse):
                         kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                         model.hull_vert, margin, mp, md, mn, mf)
         if n < 0:
-            g = contacts.guess
+            g = scratch.guess
             if old >= 0:
-                g[0], g[1], g[2] = (contacts.normal[old, 0], contacts.normal[old, 1],
-                                    contacts.normal[old, 2])
+                g[0], g[1], g[2] = (points.normal[old, 0], points.normal[old, 1],
+                                    points.normal[old, 2])
             else:
                 g[0] = g[1] = g[2] = 0.0
-            out = contacts.cv_out
+            out = scratch.cv_out
             d = convex_contact(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
                                kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
                                model.hull_vert, g, out)
@@ -530,58 +580,58 @@ def detect_contacts(model, state, work, contacts, h, reuse):
         for i in range(n):
             if total < cap:
                 c = total
-                contacts.new_geom[c, 0] = a
-                contacts.new_geom[c, 1] = b
-                contacts.new_feature[c] = mf[i]
+                scratch.new_geom[c, 0] = a
+                scratch.new_geom[c, 1] = b
+                scratch.new_feature[c] = mf[i]
                 for q in range(3):
-                    contacts.new_point[c, q] = mp[i, q]
-                    contacts.new_normal[c, q] = mn[q]
-                contacts.new_depth[c] = md[i]
+                    scratch.new_point[c, q] = mp[i, q]
+                    scratch.new_normal[c, q] = mn[q]
+                scratch.new_depth[c] = md[i]
                 if md[i] > worst:
                     worst = md[i]
-                _found(x, R, ba, bb, xr, qr, mp, i, mn, md[i], contacts.new_local,
-                       contacts.new_local_normal, contacts.new_found_pose, c)
+                _found(x, R, ba, bb, xr, qr, mp, i, mn, md[i], scratch.new_local,
+                       scratch.new_local_normal, scratch.new_found_pose, c)
                 for q in range(6):
-                    contacts.new_impulse[c, q] = 0.0
+                    scratch.new_impulse[c, q] = 0.0
                 if old >= 0:  # warm start: p_n from last step's point with the same
                     o = old   # feature, the friction from last step's manifold (first point)
                     if i == 0:
                         for q in range(1, 6):
-                            contacts.new_impulse[c, q] = contacts.impulse[old, q]
-                    while (o < contacts.count[0] and contacts.geom[o, 0] == a
-                           and contacts.geom[o, 1] == b):
-                        if contacts.feature[o] == mf[i]:
-                            contacts.new_impulse[c, P_N] = contacts.impulse[o, P_N]
+                            scratch.new_impulse[c, q] = points.impulse[old, q]
+                    while (o < points.count[0] and points.geom[o, 0] == a
+                           and points.geom[o, 1] == b):
+                        if points.feature[o] == mf[i]:
+                            scratch.new_impulse[c, P_N] = points.impulse[o, P_N]
                             break
                         o += 1
             total += 1
     if total > cap:
-        contacts.need[1] = total
+        scratch.need[1] = total
         return False
     for c in range(total):
         for q in range(2):
-            contacts.geom[c, q] = contacts.new_geom[c, q]
-            contacts.body[c, q] = model.geom_body[contacts.new_geom[c, q]]
-        contacts.feature[c] = contacts.new_feature[c]
-        contacts.depth[c] = contacts.new_depth[c]
+            points.geom[c, q] = scratch.new_geom[c, q]
+            points.body[c, q] = model.geom_body[scratch.new_geom[c, q]]
+        points.feature[c] = scratch.new_feature[c]
+        points.depth[c] = scratch.new_depth[c]
         for q in range(3):
-            contacts.point[c, q] = contacts.new_point[c, q]
-            contacts.normal[c, q] = contacts.new_normal[c, q]
+            points.point[c, q] = scratch.new_point[c, q]
+            points.normal[c, q] = scratch.new_normal[c, q]
         for q in range(6):
-            contacts.impulse[c, q] = contacts.new_impulse[c, q]
+            points.impulse[c, q] = scratch.new_impulse[c, q]
         for q in range(3):
-            contacts.local[c, 0, q] = contacts.new_local[c, 0, q]
-            contacts.local[c, 1, q] = contacts.new_local[c, 1, q]
-            contacts.local_normal[c, q] = contacts.new_local_normal[c, q]
+            points.local[c, 0, q] = scratch.new_local[c, 0, q]
+            points.local[c, 1, q] = scratch.new_local[c, 1, q]
+            points.local_normal[c, q] = scratch.new_local_normal[c, q]
         for q in range(7):
-            contacts.found_pose[c, q] = contacts.new_found_pose[c, q]
-    contacts.count[0] = total
-    contacts.stats[0] = npairs
-    contacts.stats[1] = total
-    contacts.stats[2] = monotonic_seconds() - start
-    contacts.stats[3] = worst
-    contacts.stats[4] = broad_s
-    contacts.stats[5] = reused
+            points.found_pose[c, q] = scratch.new_found_pose[c, q]
+    points.count[0] = total
+    scratch.stats[0] = npairs
+    scratch.stats[1] = total
+    scratch.stats[2] = monotonic_seconds() - start
+    scratch.stats[3] = worst
+    scratch.stats[4] = broad_s
+    scratch.stats[5] = reused
     return True
 
 

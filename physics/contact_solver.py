@@ -201,24 +201,24 @@ def _regions_mu(body_region, region_param, body_pos, body_rot, point, impulse, f
 
 # ---- rows -------------------------------------------------------------------------------------
 @njit(**_JIT)
-def prepare_contacts(model, state, work, contacts, h):
+def prepare_contacts(model, state, work, points, rows, h):
     """Group the points into manifolds and pack their rows: arms, tangents, effective masses,
     materials, approach speeds and normal targets, at the poses of time t and the velocities
     before this step's forces."""
     iiw = work.body_inv_inertia_world
     ima = model.body_inv_mass
-    cs = (contacts.geom, contacts.point, contacts.depth, contacts.material, contacts.arm,
-          contacts.tangent, contacts.rows, contacts.approach, contacts.state)
-    count = contacts.count[0]
+    cs = (points.geom, points.point, points.depth, rows.material, rows.arm,
+          rows.tangent, rows.point_rows, rows.approach, rows.state)
+    count = points.count[0]
     nman = 0
     first = 0
     while first < count:
-        ga, gb = contacts.geom[first, 0], contacts.geom[first, 1]
+        ga, gb = points.geom[first, 0], points.geom[first, 1]
         end = first + 1
-        while end < count and contacts.geom[end, 0] == ga and contacts.geom[end, 1] == gb:
+        while end < count and points.geom[end, 0] == ga and points.geom[end, 1] == gb:
             end += 1
-        a, b = contacts.body[first, 0], contacts.body[first, 1]
-        n0, n1, n2 = contacts.normal[first, 0], contacts.normal[first, 1], contacts.normal[first, 2]
+        a, b = points.body[first, 0], points.body[first, 1]
+        n0, n1, n2 = points.normal[first, 0], points.normal[first, 1], points.normal[first, 2]
         n = (n0, n1, n2)
         # tangents: t1 across the axis least aligned with n
         if abs(n0) < 0.57735:
@@ -248,41 +248,42 @@ def prepare_contacts(model, state, work, contacts, h):
         if model.body_region[a, 1] > 0 or model.body_region[b, 1] > 0:
             # friction regions (isotropic where they hold): the points' coefficients
             mu1 = mu2 = _regions_mu(model.body_region, model.region_param, state.body_pos,
-                                    work.body_rot, contacts.point, contacts.impulse, first,
+                                    work.body_rot, points.point, points.impulse, first,
                                     end, a, b, gm[ga, MU], gm[gb, MU])
         c0 = c1 = c2 = 0.0
         for c in range(first, end):
             _prepare_point(cs, gm, state.body_pos, state.body_vel, state.body_angvel, iiw, ima,
                            c, a, b, n, t1, t2, h)
-            c0 += contacts.point[c, 0]
-            c1 += contacts.point[c, 1]
-            c2 += contacts.point[c, 2]
+            c0 += points.point[c, 0]
+            c1 += points.point[c, 1]
+            c2 += points.point[c, 2]
         rbar = 0.0
         if end - first > 1:
             k = 1.0 / (end - first)
             c0, c1, c2 = c0 * k, c1 * k, c2 * k
             for c in range(first, end):
-                rbar += math.sqrt((contacts.point[c, 0] - c0) ** 2
-                                  + (contacts.point[c, 1] - c1) ** 2
-                                  + (contacts.point[c, 2] - c2) ** 2)
+                rbar += math.sqrt((points.point[c, 0] - c0) ** 2
+                                  + (points.point[c, 1] - c1) ** 2
+                                  + (points.point[c, 2] - c2) ** 2)
             rbar *= k
         ra = (c0 - state.body_pos[a, 0], c1 - state.body_pos[a, 1], c2 - state.body_pos[a, 2])
         rb = (c0 - state.body_pos[b, 0], c1 - state.body_pos[b, 1], c2 - state.body_pos[b, 2])
-        mat = contacts.material[first]
-        _pack_anchor(contacts.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
+        mat = rows.material[first]
+        _pack_anchor(rows.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
                      mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
-        contacts.man_first[nman] = first
-        contacts.man_tree[nman] = -1   # (articulation.prepare_trees may take it)
+        rows.man_first[nman] = first
+        rows.man_tree[nman] = -1   # (articulation.prepare_trees may take it)
         nman += 1
         first = end
-    contacts.man_first[nman] = count
-    contacts.man_count[0] = nman
+    rows.man_first[nman] = count
+    rows.man_count[0] = nman
 
 
 @njit(**_JIT)
 def _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, h):
-    """One point: material, arms, its normal row. cs: the contacts' (geom, point, depth,
-    material, arm, tangent, rows, approach, state) arrays, gm model.geom_material: arrays,
+    """One point: material, arms, its normal row. cs: the contacts' (points.geom, .point,
+    .depth, rows.material, .arm, .tangent, .point_rows, .approach, .state) arrays, gm
+    model.geom_material: arrays,
     not the tuples, as a call that takes those costs a reference count per array in them."""
     geom, point, depth, material, arm, tangent, rows, approach, cstate = cs
     ga, gb = geom[c, 0], geom[c, 1]
@@ -393,42 +394,42 @@ def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def forced_approach(model, state, work, contacts):
+def forced_approach(model, state, work, points, rows):
     """Cdot_n after this step's forces (gravity), before any impulse: with the speed at
     detection it gives the speed at the moment of impact inside the step."""
-    for c in range(contacts.count[0]):
-        a, b = contacts.body[c, 0], contacts.body[c, 1]
-        ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
-        rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
-        n = contacts.normal[c]
-        contacts.approach[c, 1] = _point_velocity(state.body_vel, state.body_angvel, a, b, ra, rb,
+    for c in range(points.count[0]):
+        a, b = points.body[c, 0], points.body[c, 1]
+        ra = (rows.arm[c, 0, 0], rows.arm[c, 0, 1], rows.arm[c, 0, 2])
+        rb = (rows.arm[c, 1, 0], rows.arm[c, 1, 1], rows.arm[c, 1, 2])
+        n = points.normal[c]
+        rows.approach[c, 1] = _point_velocity(state.body_vel, state.body_angvel, a, b, ra, rb,
                                                   n[0], n[1], n[2])
 
 
 @njit(**_JIT)
-def warm_start_contacts(model, state, work, contacts, warm):
+def warm_start_contacts(model, state, work, points, rows, warm):
     """Apply last step's impulses (clamped to this step's cones), or drop them."""
     v, w = state.body_vel, state.body_angvel
-    first = contacts.man_first
-    for m in range(contacts.man_count[0]):
+    first = rows.man_first
+    for m in range(rows.man_count[0]):
         f0, f1 = first[m], first[m + 1]
-        a, b = contacts.body[f0, 0], contacts.body[f0, 1]
+        a, b = points.body[f0, 0], points.body[f0, 1]
         total = 0.0
         for c in range(f0, f1):
-            p = contacts.impulse[c]
+            p = points.impulse[c]
             if not warm:
                 p[:] = 0.0
                 continue
             pn = max(p[P_N], 0.0)
             p[P_N] = pn
             total += pn
-            rec = contacts.rows[c]
+            rec = rows.point_rows[c]
             if pn != 0.0:
                 _row_apply(rec, N_DIR, N_LIN, pn, rec[N_IMA], rec[N_IMB], v, w, a, b)
         if not warm:
             continue
-        rec = contacts.man_rows[m]
-        p = contacts.impulse[f0]
+        rec = rows.man_rows[m]
+        p = points.impulse[f0]
         _clamp_ellipse(p, P_T1, rec[M_MU], rec[M_MU2], total)
         _clamp_disk(p, P_R1, rec[M_ROLL] * total)
         p[P_S] = min(max(p[P_S], -rec[M_TWIST] * total), rec[M_TWIST] * total)
@@ -479,8 +480,8 @@ def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
 @njit(**_JIT)
 def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
                    backward):
-    """One Gauss-Seidel sweep over the first nman manifolds (contacts.man_first, .body, .rows,
-    .man_rows, .impulse, .sliding; body velocities v, w); returns the largest dp^2.  It takes
+    """One Gauss-Seidel sweep over the first nman manifolds (rows.man_first, points.body,
+    rows.point_rows, rows.man_rows, points.impulse, points.sliding; body velocities v, w); returns the largest dp^2.  It takes
     arrays, not the named tuples: it runs every iteration, and passing ~80 arrays per call
     cost more than the sweep of a small scene.  `backward` sweeps the manifolds, and the
     points of each, in reverse order (alternate sweeps do: a one-way sweep favours the first
@@ -632,67 +633,67 @@ def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding
 
 
 @njit(**_JIT)
-def spread_sliding(contacts):
+def spread_sliding(points, rows):
     """After the sweeps: every point of a manifold gets its first point's sliding flag."""
-    first = contacts.man_first
-    for m in range(contacts.man_count[0]):
+    first = rows.man_first
+    for m in range(rows.man_count[0]):
         for c in range(first[m] + 1, first[m + 1]):
-            contacts.sliding[c] = contacts.sliding[first[m]]
+            points.sliding[c] = points.sliding[first[m]]
 
 
 @njit(**_JIT)
-def restitution(model, state, work, contacts, h):
+def restitution(model, state, work, points, rows, h):
     """Eq. 19 after the iterations: points that came in faster than RESTITUTION_SPEED and
     carry a normal impulse leave at e times their approach speed.  A point that was still
     apart (gap g) met its partner at tau = g / u within the step (u = -v_n0) and has since
     moved away for h - tau: its end-of-step separation is e (u h - g), which the position
     pass sets (BOUNCED)."""
-    for c in range(contacts.count[0]):
-        e = contacts.material[c, RESTITUTION]
-        v0 = contacts.approach[c, 0]
-        if contacts.state[c] != 0 or e <= 0.0 or v0 >= -RESTITUTION_SPEED:
+    for c in range(points.count[0]):
+        e = rows.material[c, RESTITUTION]
+        v0 = rows.approach[c, 0]
+        if rows.state[c] != 0 or e <= 0.0 or v0 >= -RESTITUTION_SPEED:
             continue
-        p = contacts.impulse[c]
+        p = points.impulse[c]
         if p[P_N] <= 0.0:
             continue
         # the speed at impact: the forces of the step act until tau = gap / u
-        gap = max(-contacts.depth[c], 0.0)
+        gap = max(-points.depth[c], 0.0)
         tau = min(gap / -v0, h)
-        v0 = v0 + (contacts.approach[c, 1] - v0) * (tau / h)
-        a, b = contacts.body[c, 0], contacts.body[c, 1]
+        v0 = v0 + (rows.approach[c, 1] - v0) * (tau / h)
+        a, b = points.body[c, 0], points.body[c, 1]
         v, w = state.body_vel, state.body_angvel
-        rec = contacts.rows[c]
+        rec = rows.point_rows[c]
         vn = _row_velocity(rec, N_DIR, N_LIN, v, w, a, b)
         old = p[P_N]
         pn = max(old + rec[N_MASS] * (-e * v0 - vn), 0.0)
         p[P_N] = pn
         _row_apply(rec, N_DIR, N_LIN, pn - old, rec[N_IMA], rec[N_IMB], v, w, a, b)
         if gap > 0.0:
-            contacts.state[c] = BOUNCED
-            contacts.bounce[c] = -e * v0 * (h - tau)
+            rows.state[c] = BOUNCED
+            rows.bounce[c] = -e * v0 * (h - tau)
 
 
 @njit(**_JIT)
-def solve_contact_positions(model, state, work, contacts):
+def solve_contact_positions(model, state, work, points, rows):
     """One nonlinear Gauss-Seidel sweep removing overlap (poses only); returns the largest
     overlap left beyond the slop before this sweep's corrections (> 0 whenever the sweep
     moved anything)."""
     worst = 0.0
     ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
-    for c in range(contacts.count[0]):
-        a, b = contacts.body[c, 0], contacts.body[c, 1]
-        n0, n1, n2 = contacts.normal[c, 0], contacts.normal[c, 1], contacts.normal[c, 2]
+    for c in range(points.count[0]):
+        a, b = points.body[c, 0], points.body[c, 1]
+        n0, n1, n2 = points.normal[c, 0], points.normal[c, 1], points.normal[c, 2]
         qa, qb = state.body_quat[a], state.body_quat[b]
-        la, lb = contacts.local[c, 0], contacts.local[c, 1]
+        la, lb = points.local[c, 0], points.local[c, 1]
         ra = quat_rotate(qa, la)
         rb = quat_rotate(qb, lb)
         xa, xb = state.body_pos[a], state.body_pos[b]
         d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
              + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
-        if contacts.state[c] == BOUNCED:
+        if rows.state[c] == BOUNCED:
             # place the bounce once, exactly (either way along n), then a normal point
-            err = d + contacts.bounce[c]
-            contacts.state[c] = 0
+            err = d + rows.bounce[c]
+            rows.state[c] = 0
             if err == 0.0:
                 continue
             worst = max(worst, abs(err))
@@ -733,7 +734,7 @@ def _turn(q, r0, r1, r2):
 
 
 @njit(**_JIT)
-def contact_wrenches(model, state, contacts, h):
+def contact_wrenches(model, state, points, rows, h):
     """Each body's contact sensor: the summed contact force on it (N) and its torque about the
     centre of mass (N m), world, from the step's impulses (state.body_contact, force then
     torque). Point i of a manifold pushes B by p_n,i n at its arm rB,i (and A by the opposite
@@ -742,26 +743,26 @@ def contact_wrenches(model, state, contacts, h):
         F_B += f,  T_B += rB x f (+ the rolling and twisting torque),  and - for A."""
     out = state.body_contact
     out[:] = 0.0
-    if contacts.count[0] == 0:
+    if points.count[0] == 0:
         return
     inv_h = 1.0 / h
-    for m in range(contacts.man_count[0]):
-        first, end = contacts.man_first[m], contacts.man_first[m + 1]
-        a, b = contacts.body[first, 0], contacts.body[first, 1]
-        n = (contacts.normal[first, 0], contacts.normal[first, 1], contacts.normal[first, 2])
-        t1 = (contacts.tangent[first, 0, 0], contacts.tangent[first, 0, 1],
-              contacts.tangent[first, 0, 2])
-        t2 = (contacts.tangent[first, 1, 0], contacts.tangent[first, 1, 1],
-              contacts.tangent[first, 1, 2])
-        p = contacts.impulse[first]
+    for m in range(rows.man_count[0]):
+        first, end = rows.man_first[m], rows.man_first[m + 1]
+        a, b = points.body[first, 0], points.body[first, 1]
+        n = (points.normal[first, 0], points.normal[first, 1], points.normal[first, 2])
+        t1 = (rows.tangent[first, 0, 0], rows.tangent[first, 0, 1],
+              rows.tangent[first, 0, 2])
+        t2 = (rows.tangent[first, 1, 0], rows.tangent[first, 1, 1],
+              rows.tangent[first, 1, 2])
+        p = points.impulse[first]
         k = 1.0 / (end - first)
         ca = (0.0, 0.0, 0.0)   # the centroid's arms from A's and B's centres
         cb = (0.0, 0.0, 0.0)
         for c in range(first, end):
-            pn = contacts.impulse[c, P_N] * inv_h
+            pn = points.impulse[c, P_N] * inv_h
             f = (pn * n[0], pn * n[1], pn * n[2])
-            ra = (contacts.arm[c, 0, 0], contacts.arm[c, 0, 1], contacts.arm[c, 0, 2])
-            rb = (contacts.arm[c, 1, 0], contacts.arm[c, 1, 1], contacts.arm[c, 1, 2])
+            ra = (rows.arm[c, 0, 0], rows.arm[c, 0, 1], rows.arm[c, 0, 2])
+            rb = (rows.arm[c, 1, 0], rows.arm[c, 1, 1], rows.arm[c, 1, 2])
             _add_wrench(out, b, f, rb, 1.0)
             _add_wrench(out, a, f, ra, -1.0)
             ca = (ca[0] + k * ra[0], ca[1] + k * ra[1], ca[2] + k * ra[2])

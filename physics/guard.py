@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .contact import POINT_FIELDS, grown
+from .contact import POINT_FIELDS, contact_args, grown
 from .errors import EnergyJumpError, JointGapError, RunawayError, SimulationError
 from .model import (
     DYNAMIC,
@@ -97,8 +97,9 @@ def kernel_steps(world, model, state, work, settings, n, rec):
     done, status = 0, OVERFLOW
     while status == OVERFLOW:
         try:
-            k, status = step_many(model, state, work, world._contacts, world._step_trees(),
-                                  settings, n - done, *records_part(rec, done, n))
+            k, status = step_many(model, state, work, *contact_args(world._contacts),
+                                  world._step_trees(), settings, n - done,
+                                  *records_part(rec, done, n))
         except ZeroDivisionError:
             # (nopython code raises this where a state already out of range, say a speed
             # of 1e300 m/s from a force of 1e308 N, divides by a zero it produced)
@@ -116,9 +117,9 @@ def kernel_steps(world, model, state, work, settings, n, rec):
 def carried(state, work, contacts):
     """Copies of all a step carries over to the next: the state, the contact points (the
     warm start and manifold reuse) and the motors' and couplings' warm starts."""
-    c = contacts
     points = None
-    if c is not None:
+    if contacts is not None:
+        c = contacts.points
         count = int(c.count[0])
         points = count, tuple(getattr(c, name)[:count].copy() for name in POINT_FIELDS)
     return (tuple(a.copy() for a in state), points,
@@ -132,9 +133,9 @@ def restore(state, work, contacts, saved):
         live[...] = kept
     if points is not None:
         count, kept = points
-        contacts.count[0] = count
+        contacts.points.count[0] = count
         for name, values in zip(POINT_FIELDS, kept):
-            getattr(contacts, name)[:count] = values
+            getattr(contacts.points, name)[:count] = values
     for name, values in zip(WORK_CARRIED, kept_work):
         getattr(work, name)[...] = values
 

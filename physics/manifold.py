@@ -77,7 +77,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
 from .jit import ENTRY, INLINE, KERNEL
-from .math3 import cross, dot
+from .math3 import cross, dot, mat_vec
 from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
 
 _JIT = KERNEL
@@ -144,13 +144,6 @@ def _tmv(m, v):
     return (m[0, 0] * v[0] + m[1, 0] * v[1] + m[2, 0] * v[2],
             m[0, 1] * v[0] + m[1, 1] * v[1] + m[2, 1] * v[2],
             m[0, 2] * v[0] + m[1, 2] * v[1] + m[2, 2] * v[2])
-
-
-@njit(**_JIS)
-def _mv(m, v):
-    return (m[0, 0] * v[0] + m[0, 1] * v[1] + m[0, 2] * v[2],
-            m[1, 0] * v[0] + m[1, 1] * v[1] + m[1, 2] * v[2],
-            m[2, 0] * v[0] + m[2, 1] * v[1] + m[2, 2] * v[2])
 
 
 @njit(**_JIS)
@@ -335,7 +328,7 @@ def plane_ellipsoid(size_a, pos_a, rot_a, size_b, pos_b, rot_b, margin,
     d = s - dot(_sub(pos_b, pos_a), n)
     if d <= -margin:
         return 0
-    low = _madd(_vec(pos_b), _mv(rot_b, w), -1.0 / s)       # c - R A^2 R^T n / s
+    low = _madd(_vec(pos_b), mat_vec(rot_b, w), -1.0 / s)       # c - R A^2 R^T n / s
     _put(0, _madd(low, n, 0.5 * d), d, n, 0, out_point, out_depth, out_normal, out_feature)
     return 1
 

@@ -724,7 +724,7 @@ def warm_start(model, state, work, settings):
 
 
 @njit(**STAGE)
-def solve_velocities(model, state, work, contacts, trees, settings):
+def solve_velocities(model, state, work, points, rows, trees, settings):
     """Sequential impulses; records iterations done, final residual max |dp| and seconds.
     With settings.articulation == ARTICULATION_TREE each tree is one block of the loop,
     solved exactly (articulation.py); the rows it takes are skipped by the sweeps here."""
@@ -745,10 +745,10 @@ def solve_velocities(model, state, work, contacts, trees, settings):
     # prunes every branch below that reads it; each read of it stays under such a test)
     if trees is not None:
         if settings.articulation == ARTICULATION_TREE and trees.comp_root.shape[0] > 0:
-            tree = prepare_trees(model, state, work, contacts, trees, settings)
+            tree = prepare_trees(model, state, work, points, rows, trees, settings)
         # the outer loop has rows of its own: blocks, motors, dampers, couplings or manifolds
         # that no tree took (without them, one exact pass of the trees is the solve)
-        outer = not tree or outer_rows(model, work, contacts, trees)
+        outer = not tree or outer_rows(model, work, rows, trees)
     deadline = start + settings.budget_s if settings.budget_s > 0.0 else 0.0
     for it in range(settings.iterations):
         worst = 0.0
@@ -806,11 +806,11 @@ def solve_velocities(model, state, work, contacts, trees, settings):
                                   work.coupling_coef, work.coupling_impulse, vel, angvel)
             if dp2 > worst:
                 worst = dp2
-        if contacts is not None:
-            if contacts.count[0] > 0:
-                dp2 = solve_contacts(contacts.man_count[0], contacts.man_first, contacts.body,
-                                     contacts.rows, contacts.man_rows, contacts.man_tree,
-                                     contacts.impulse, contacts.sliding, vel, angvel,
+        if points is not None:
+            if points.count[0] > 0:
+                dp2 = solve_contacts(rows.man_count[0], rows.man_first, points.body,
+                                     rows.point_rows, rows.man_rows, rows.man_tree,
+                                     points.impulse, points.sliding, vel, angvel,
                                      it % 2 == 1)
                 if dp2 > worst:
                     worst = dp2
@@ -819,10 +819,10 @@ def solve_velocities(model, state, work, contacts, trees, settings):
         if trees is not None:
             if tree and (converged or it + 1 == settings.iterations):
                 # a motor the trees' solve left beyond a limit is swept from here on: refactor
-                if (finish_trees(model, state, work, contacts, trees)
+                if (finish_trees(model, state, work, points, trees)
                         and refactors < MAX_REFACTOR):
                     refactors += 1
-                    tree = refactor_trees(model, state, work, contacts, trees, settings)
+                    tree = refactor_trees(model, state, work, points, rows, trees, settings)
                     outer = True
                     continue
         if converged:
@@ -830,17 +830,17 @@ def solve_velocities(model, state, work, contacts, trees, settings):
         if settings.budget_s > 0.0 and monotonic_seconds() - start >= settings.budget_s:
             if trees is not None:
                 if tree:
-                    finish_trees(model, state, work, contacts, trees)
+                    finish_trees(model, state, work, points, trees)
             break
     if trees is not None:
         if tree:
             trees.stats[ST_REFACTOR] = refactors
             if not outer:   # one exact pass: what is left is the trees' last PGS sweep
                 worst = trees.stats[ST_LAST]
-    if contacts is not None:
-        if contacts.count[0] > 0:
-            spread_sliding(contacts)
-            restitution(model, state, work, contacts, settings.dt)
+    if points is not None:
+        if points.count[0] > 0:
+            spread_sliding(points, rows)
+            restitution(model, state, work, points, rows, settings.dt)
     finish_motors(model, state, work, settings)
     # the packed blocks' impulses back to their joints (warm start, reports)
     for k in range(work.block_count[0]):
@@ -887,7 +887,7 @@ def integrate_positions(model, state, work, settings):
 
 
 @njit(**STAGE)
-def solve_positions(model, state, work, contacts, settings):
+def solve_positions(model, state, work, points, rows, settings):
     """Tree pass, mass-weighted sweeps over what it does not close (violated limits, loop
     joints, then the contacts' overlap), tree pass again. A joint with only limits left to
     sweep (a tree joint, a group's later hinge) builds its rows only where one is violated."""
@@ -940,9 +940,9 @@ def solve_positions(model, state, work, contacts, settings):
         if worst > POSITION_STALL * last:
             joints_swept = False   # Gauss-Seidel has stalled on the joints (a light link
         last = worst               # between heavy ones): the next step's aim closes the rest
-        if contacts is not None:
-            if contacts.count[0] > 0:
-                if solve_contact_positions(model, state, work, contacts) > 0.0:
+        if points is not None:
+            if points.count[0] > 0:
+                if solve_contact_positions(model, state, work, points, rows) > 0.0:
                     swept = True
         if not swept:
             break   # nothing was out of place: the next sweeps would change nothing
@@ -1133,7 +1133,7 @@ def traced_motors(model, state, settings, stage):
 
 
 @njit(**_JIT)
-def step(model, state, work, contacts, trees, settings):
+def step(model, state, work, points, rows, scratch, trees, settings):
     """Advance the world by one step of settings.dt: the stages of STAGES, in order. Returns OK,
     NONFINITE (the state went non-finite), RUNAWAY (a dynamic body beyond the speed bounds:
     finite, but no real system's; solver_stats[STAT_RUNAWAY_BODY] names it), JOINT_GAP (a
@@ -1147,11 +1147,11 @@ def step(model, state, work, contacts, trees, settings):
         state.solver_stats[STAT_TRACE_STAGE] = 0.0
     traced(model, state, settings, STAGE_FREE_MOTION)   # (energy_before moves nothing)
     touching = False
-    if contacts is not None:  # None: nothing in the world can touch (compiled without contacts)
-        if not detect_contacts(model, state, work, contacts, settings.dt,
+    if points is not None:  # None: nothing in the world can touch (compiled without contacts)
+        if not detect_contacts(model, state, work, points, scratch, settings.dt,
                                settings.manifold_reuse):
             return OVERFLOW
-        touching = contacts.count[0] > 0  # (the contact stages take ~80 arrays: skip them idle)
+        touching = points.count[0] > 0  # (the contact stages take ~23 arrays: skip them idle)
     prepare_joints(model, state, work, settings)
     motor_rows(model, state, work)
     follow_geometry(model, state, work, settings)
@@ -1166,35 +1166,35 @@ def step(model, state, work, contacts, trees, settings):
         state.joint_damper_impulse[:] = 0.0
     if model.coupling_joint.shape[0] > 0:
         prepare_couplings(model, state, work, settings)
-    if contacts is not None:
+    if points is not None:
         if touching:
-            prepare_contacts(model, state, work, contacts, settings.dt)
+            prepare_contacts(model, state, work, points, rows, settings.dt)
     apply_forces(model, state, work, settings)
     traced(model, state, settings, STAGE_APPLY_FORCES)
-    if contacts is not None:
+    if points is not None:
         if touching:
-            forced_approach(model, state, work, contacts)
+            forced_approach(model, state, work, points, rows)
     aim_at_step_end(model, state, work, settings)
     warm_start(model, state, work, settings)
-    if contacts is not None:
+    if points is not None:
         if touching:
-            warm_start_contacts(model, state, work, contacts, settings.warm_start)
+            warm_start_contacts(model, state, work, points, rows, settings.warm_start)
     traced(model, state, settings, STAGE_WARM_START)
-    solve_velocities(model, state, work, contacts, trees, settings)
+    solve_velocities(model, state, work, points, rows, trees, settings)
     traced(model, state, settings, STAGE_SOLVE_VELOCITIES)
     integrate_positions(model, state, work, settings)
     traced(model, state, settings, STAGE_INTEGRATE_POSITIONS)
     island_momentum_before(model, state, work)
-    solve_positions(model, state, work, contacts, settings)
+    solve_positions(model, state, work, points, rows, settings)
     keep_island_momentum(model, state, work)
     traced(model, state, settings, STAGE_SOLVE_POSITIONS)
-    if contacts is not None:
-        guard_static(model, state, contacts)
+    if scratch is not None:
+        guard_static(model, state, scratch)
         traced(model, state, settings, STAGE_GUARD_STATIC)
     report_joints(model, state, work, settings)
     report_reactions(model, state, work, settings)
-    if contacts is not None:
-        contact_wrenches(model, state, contacts, settings.dt)
+    if points is not None:
+        contact_wrenches(model, state, points, rows, settings.dt)
     state.time[0] += settings.dt
     state.step_count[0] += 1
     bad, fast, _ = scan_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
@@ -1213,10 +1213,11 @@ def step(model, state, work, contacts, trees, settings):
 
 
 @njit(**ENTRY)   # (called from Python: jit.py)
-def step_many(model, state, work, contacts, trees, settings, nsteps, rec_time, rec_joint, rec_stats,
-              rec_pos, rec_quat, rec_contact, contact_bodies):
-    """Run up to nsteps steps in one call; record each step into the arrays whose first
-    dimension is at least nsteps (pass a zero-length first dimension to skip one):
+def step_many(model, state, work, points, rows, scratch, trees, settings, nsteps, rec_time,
+              rec_joint, rec_stats, rec_pos, rec_quat, rec_contact, contact_bodies):
+    """Run up to nsteps steps in one call (points, rows, scratch: the contacts' three tuples,
+    contact.contact_args; all None where nothing can touch); record each step into the arrays
+    whose first dimension is at least nsteps (pass a zero-length first dimension to skip one):
     rec_time (n,), rec_joint (n, njoint, REC_CHANNELS) = coord, velocity, friction, sliding,
     the motor's voltage, current, torque and rotor speed (0 without one), the reaction
     wrench (model.REC_* name the columns), rec_stats (n, STAT_RECORDED), rec_pos (n, nbody, 3),
@@ -1227,7 +1228,7 @@ def step_many(model, state, work, contacts, trees, settings, nsteps, rec_time, r
     (JOINT_GAP) or energy came from nothing (ENERGY_JUMP) -- those three steps done and
     recorded -- or the contact arrays must grow (OVERFLOW, that step not done)."""
     for k in range(nsteps):
-        status = step(model, state, work, contacts, trees, settings)
+        status = step(model, state, work, points, rows, scratch, trees, settings)
         if status == OVERFLOW:
             return k, status
         if rec_time.shape[0] > k:

@@ -4,8 +4,9 @@ progress.
 A world's step is one kernel call, `solver.step_many`. numba compiles it, and every kernel it
 calls, the first time it runs with a given signature; the result is cached (physics/cache.py).
 The signature depends only on the arrays' types, never on their sizes, so there are exactly four
-variants: worlds where something can touch (`contacts` is a ContactSet) or nothing can
-(`contacts` is None: numba prunes the contact stages, about half of the compile), each with
+variants: worlds where something can touch (the contacts' points, rows and scratch are
+contact.py's three tuples) or nothing can (all three None: numba prunes the contact stages,
+about half of the compile), each with
 or without the trees' exact block (`trees` is a Trees only where solver.articulation is
 "tree" and the world has a tree: numba prunes physics/articulation.py otherwise). A tiny
 stand-in world of the same variant compiles the same kernels as any scene.
@@ -99,11 +100,12 @@ def stand_in_world(contacts, trees=False):
 
 def step_signature(world):
     """numba's types of step_many's arguments for this world (what its compile is keyed by)."""
+    from .contact import contact_args
     from .world import _empty_records
 
     model, state, work = world._ready()
-    args = (model, state, work, world._contacts, world._step_trees(), world._settings, 0,
-            *_empty_records(state))
+    args = (model, state, work, *contact_args(world._contacts), world._step_trees(),
+            world._settings, 0, *_empty_records(state))
     return tuple(numba.typeof(a) for a in args)
 
 

@@ -464,7 +464,7 @@ class World:
         physics/checkpoint.py: not the model, the settings or a hook's own variables);
         `.save(path)` writes it as .npz."""
         arrays = {name: live.copy() for name, live in self._checkpoint_targets()}
-        c = self._contacts
+        c = self._contacts.points if self._contacts is not None else None
         if c is not None:
             count = int(c.count[0])
             arrays["contacts.count"] = c.count.copy()
@@ -483,7 +483,7 @@ class World:
         why = mismatch(checkpoint.fingerprint, self._fingerprint())
         saved = checkpoint.arrays
         targets = self._checkpoint_targets()
-        c = self._contacts
+        c = self._contacts.points if self._contacts is not None else None
         if why is None:
             for name, live in targets:
                 if name not in saved:
@@ -510,8 +510,9 @@ class World:
         if c is not None:
             count = int(saved["contacts.count"][0])
             if c.geom.shape[0] < count:   # (more points than it holds now: room for them)
-                c = self._contacts = make_contacts(self._model.geom_kind.shape[0],
-                                                   cap=2 * count, pcap=c.pairs.shape[0])
+                self._contacts = make_contacts(self._model.geom_kind.shape[0], cap=2 * count,
+                                               pcap=self._contacts.scratch.pairs.shape[0])
+                c = self._contacts.points
             c.count[0] = count
             for name in POINT_FIELDS:
                 getattr(c, name)[:count] = saved[f"contacts.{name}"]
@@ -795,7 +796,7 @@ class World:
             if carried != "motor_row":
                 getattr(work, carried)[...] = 0.0
         if self._contacts is not None:
-            self._contacts.count[0] = 0
+            self._contacts.points.count[0] = 0
         for j, (t, w) in set_points.items():
             self.set_target(j, t, w)
         for ref, u in (voltages or {}).items():
@@ -1385,12 +1386,13 @@ class World:
         c = self._contacts
         if c is None:   # nothing in this world can touch
             c = make_contacts(0)
+        c, rows = c.points, c.rows
         k = int(c.count[0])
-        n, t = c.normal[:k], c.tangent[:k]
+        n, t = c.normal[:k], rows.tangent[:k]
         p = c.impulse[:k].copy()
-        nman = int(c.man_count[0])
+        nman = int(rows.man_count[0])
         if k and nman:
-            first = c.man_first[:nman + 1]
+            first = rows.man_first[:nman + 1]
             sizes = np.diff(first)
             owner = np.repeat(np.arange(nman), sizes)
             total = np.add.reduceat(p[:, 0], first[:-1])
@@ -1410,7 +1412,7 @@ class World:
         phase alone (part of detect_s), touching pairs that kept their manifold (see the
         manifold_reuse setting)."""
         self._ready()
-        s = self._contacts.stats if self._contacts is not None else np.zeros(6)
+        s = self._contacts.scratch.stats if self._contacts is not None else np.zeros(6)
         return dict(pairs=int(s[0]), points=int(s[1]), detect_s=float(s[2]),
                     max_depth=float(s[3]), broad_s=float(s[4]), reused=int(s[5]))
 
