@@ -1,0 +1,150 @@
+"""Functionally defined objects (physics/fdo.py, paper 001 eqs. (1), (2)): mass properties
+against closed forms, refused functions, and contacts that reduce to the ellipsoid's when the
+perturbations vanish."""
+import math
+
+import numpy as np
+import pytest
+
+from sharnir.physics import fdo
+from sharnir.physics.convex import convex_contact
+from sharnir.physics.manifold import collide
+from sharnir.physics.shape import BOX, ELLIPSOID, FDO, PLANE, Ellipsoid, Plane, quat_matrix
+from sharnir.physics.world import World
+
+AXES = np.array([0.3, 0.2, 0.1])
+Q = np.array([0.9, 0.2, -0.3, 0.25]) / np.linalg.norm([0.9, 0.2, -0.3, 0.25])
+BUMPY = dict(semi_axes=(0.1, 0.08, 0.06), perturbations=[
+    dict(weight=0.8, centre=(0.08, 0.0, 0.03), semi_axes=(0.05, 0.05, 0.05)),
+    dict(weight=-2.0, centre=(0.0, 0.0, -0.07), semi_axes=(0.05, 0.04, 0.03))])
+
+
+def _out():
+    return np.zeros((4, 3)), np.zeros(4), np.zeros(3), np.zeros(4, np.int64)
+
+
+def test_sphere_and_ellipsoid_mass_properties_match_closed_forms():
+    s = fdo.Fdo(semi_axes=(1.0, 1.0, 1.0))
+    assert s.volume() == pytest.approx(4.0 / 3.0 * math.pi, rel=1e-4)
+    assert s.unit_inertia() == pytest.approx([0.4] * 3, rel=1e-4)
+    e = fdo.Fdo(semi_axes=AXES)
+    a, b, c = AXES
+    assert e.volume() == pytest.approx(4.0 / 3.0 * math.pi * a * b * c, rel=1e-4)
+    assert e.unit_inertia() == pytest.approx(
+        np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0, rel=1e-4)
+    assert np.all(e.frame_pos == 0.0)
+
+
+def test_perturbed_mass_properties_agree_with_a_finer_integration():
+    f = fdo.Fdo(**BUMPY)
+    v, m1, m2 = fdo._moments(f.rows, 3 * fdo.GRID)
+    assert f.volume() == pytest.approx(v, rel=2e-4)
+    assert f.frame_pos == pytest.approx(m1 / v, abs=1e-5)
+    com = m1 / v
+    second = m2 / v - np.outer(com, com)
+    assert f.unit_inertia_tensor == pytest.approx(np.trace(second) * np.eye(3) - second,
+                                                  rel=1e-3, abs=1e-7)
+    assert f.frame_pos[0] > 0.0 and f.frame_pos[2] > 0.0   # the bump's side, off the dent
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(quadric=[1, 0, 0, 0, -1, -1, 1, 0, 0, 0]), "not bounded"),
+    (dict(quadric=[-1, 0, 0, 0, -1, -1, -1, 0, 0, 0]), "empty"),
+    (dict(quadric=[1, 0, 0, 0, -1, -1, math.nan, 0, 0, 0]), "NaN or infinite"),
+    (dict(semi_axes=(1, 1, 1), perturbations=[dict(weight=1.0, quadric=[1, 0, 0, 0, -1, 0, 0,
+                                                                        0, 0, 0])]),
+     "unbounded"),
+    (dict(semi_axes=(1, 1, 1), perturbations=[dict(weight=-50.0, centre=(0, 0, 0),
+                                                   semi_axes=(3, 3, 3))]), "empty"),
+    (dict(semi_axes=(1, 1, 1), perturbations=[dict(weight=math.inf, centre=(0, 0, 0),
+                                                   semi_axes=(1, 1, 1))]), "weight"),
+])
+def test_bad_functions_are_refused_in_one_line(kwargs, message):
+    with pytest.raises(ValueError, match=message) as info:
+        fdo.Fdo(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_a_ray_meets_a_sphere_where_the_closed_form_says():
+    s = fdo.Fdo(semi_axes=(0.5, 0.5, 0.5))
+    hits = s.ray_hits(np.array([2.0, 0.1, 0.0]), np.array([-1.0, 0.0, 0.0]))
+    x = math.sqrt(0.25 - 0.01)
+    assert hits == pytest.approx([2.0 - x, 2.0 + x], abs=1e-9)
+
+
+def test_unperturbed_fdo_on_a_plane_is_the_ellipsoid_to_round_off():
+    e = fdo.Fdo(semi_axes=AXES)
+    hv = np.vstack([e.rows, np.zeros((1, 3))])
+    R, pos = quat_matrix(Q), np.array([0.1, 0.2, 0.09])
+    mp, md, mn, mf = _out()
+    n = fdo.fdo_collide(np.zeros(3), pos, R, 0, len(e.rows), PLANE, np.zeros(3), np.zeros(3),
+                        np.eye(3), 0, 0, hv, 0.005, mp, md, mn, mf)
+    rp, rd, rn, rf = _out()
+    k = collide(PLANE, np.zeros(3), np.zeros(3), np.eye(3), 0, 0, ELLIPSOID, AXES, pos, R, 0,
+                0, hv, 0.005, rp, rd, rn, rf)
+    assert n == k == 1
+    assert md[0] == pytest.approx(rd[0], abs=1e-14)
+    assert mp[0] == pytest.approx(rp[0], abs=1e-14)
+    assert mn == pytest.approx(-rn, abs=1e-15)
+
+
+def test_unperturbed_fdo_on_a_box_face_is_the_ellipsoid_to_round_off():
+    e = fdo.Fdo(semi_axes=AXES)
+    hv = np.vstack([e.rows, np.zeros((1, 3))])
+    R, pos = quat_matrix(Q), np.array([0.1, 0.2, 0.058])
+    h, P = np.array([1.0, 1.0, 0.2]), np.array([0.05, -0.1, -0.2])
+    mp, md, mn, mf = _out()
+    n = fdo.fdo_collide(np.zeros(3), pos, R, 0, len(e.rows), BOX, h, P, np.eye(3), 0, 0, hv,
+                        0.005, mp, md, mn, mf)
+    # ellipsoid_on_face's closed form: the ellipsoid against the face's plane (z = 0)
+    rp, rd, rn, rf = _out()
+    k = collide(PLANE, np.zeros(3), np.zeros(3), np.eye(3), 0, 0, ELLIPSOID, AXES, pos, R, 0,
+                0, hv, 0.005, rp, rd, rn, rf)
+    assert n == k == 1
+    assert md[0] == pytest.approx(rd[0], abs=1e-14)
+    assert mp[0] == pytest.approx(rp[0], abs=1e-14)
+    assert mn == pytest.approx(-rn, abs=1e-15)
+
+
+def test_unperturbed_fdo_pairs_give_the_ellipsoid_pairs_least_translation():
+    a, b = fdo.Fdo(semi_axes=AXES), fdo.Fdo(semi_axes=(0.15, 0.25, 0.12))
+    hv = np.vstack([a.rows, b.rows])
+    R = quat_matrix(Q)
+    q2 = np.array([0.3, -0.6, 0.2, 0.7]) / np.linalg.norm([0.3, -0.6, 0.2, 0.7])
+    R2, pa, pb = quat_matrix(q2), np.array([0.1, 0.2, 0.09]), np.array([0.25, 0.1, 0.2])
+    out = np.zeros(9)
+    depth = convex_contact(ELLIPSOID, AXES, pa, R, 0, 0, ELLIPSOID, np.array(b.size) * 0 +
+                           (0.15, 0.25, 0.12), pb, R2, 0, 0, hv, np.zeros(3), out)
+    for kind, size, start in ((ELLIPSOID, np.array([0.15, 0.25, 0.12]), 0),
+                              (FDO, np.zeros(3), len(a.rows))):
+        mp, md, mn, mf = _out()
+        n = fdo.fdo_collide(np.zeros(3), pa, R, 0, len(a.rows), kind, size, pb, R2, start,
+                            len(b.rows), hv, 0.005, mp, md, mn, mf)
+        assert n == 1
+        assert md[0] == pytest.approx(depth, abs=1e-8)
+        assert mn == pytest.approx(out[:3], abs=1e-7)
+        assert mp[0] == pytest.approx(0.5 * (out[3:6] + out[6:9]), abs=1e-7)
+
+
+def test_two_fdo_spheres_overlap_by_the_closed_form():
+    s = fdo.Fdo(semi_axes=(0.1, 0.1, 0.1))
+    hv = np.vstack([s.rows, s.rows])
+    d = np.array([0.12, 0.05, 0.08])
+    mp, md, mn, mf = _out()
+    n = fdo.fdo_collide(np.zeros(3), np.zeros(3), np.eye(3), 0, len(s.rows), FDO, np.zeros(3),
+                        d, quat_matrix(Q), len(s.rows), len(s.rows), hv, 0.005, mp, md, mn, mf)
+    assert n == 1
+    assert md[0] == pytest.approx(0.2 - np.linalg.norm(d), abs=1e-12)
+    assert mn == pytest.approx(d / np.linalg.norm(d), abs=1e-12)
+
+
+def test_unperturbed_fdo_rests_where_the_ellipsoid_rests():
+    poses = []
+    for shape in (Ellipsoid((0.1, 0.07, 0.05)), fdo.Fdo(semi_axes=(0.1, 0.07, 0.05))):
+        w = World(dt=1 / 240, iterations=20)
+        w.add_body("ground", Plane(), kind="static")
+        b = w.add_body("e", shape, density=1000.0, pos=(0.0, 0.0, 0.06), quat=tuple(Q))
+        w.run(480)
+        poses.append(w._current_body_pose(b))
+    assert poses[1][0] == pytest.approx(poses[0][0], abs=1e-5)
+    assert poses[1][1] == pytest.approx(poses[0][1], abs=1e-4)
