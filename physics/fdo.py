@@ -57,8 +57,10 @@ Contact (fdo_collide), the FDO as A against any other geom B, in two phases:
      closed form (manifold.plane_ellipsoid), against a box face ellipsoid_on_face's. Box and
      hull corners inside A add points: projected onto F'_A = 0 along grad F'_A, depth their
      distance, normal A's outward normal there;
-   * a capsule, and a cylinder where A meets its side: a ball of its radius at the point c
-     of its axis segment nearest A's contact point, c and the ball pair (below) in turn;
+   * a capsule, and a cylinder where A meets its side: a ball of its radius centred at the
+     point c(t) of its axis segment where the ball is deepest in A (the ball pair below;
+     its depth's derivative along the axis is -n . a: climbed from the seed's t by
+     doubling steps, then the root of n . a by false position, or an end);
    * B smooth (sphere, ellipsoid, FDO): the least translation of convex.py (1) with local
      support points, depth = min_n h_A(n) + h_B(-n), Newton on the unit sphere (gradient
      p_A - p_B, Hessian by finite differences of it, - depth E2), as convex.py's smooth path;
@@ -878,10 +880,36 @@ def _pair_sdf(sa, pa, ra, hv, st_a, ct_a, kb, sb, pb, rb, st_b, ct_b, x0, x1, x2
 
 
 @njit(**_JIT)
-def _pair_round(sa, pa, ra, hv, st_a, ct_a, kb, sb, pb, rb, x0, x1, x2, n0, n1, n2, scale):
-    """The FDO A against a capsule, or a cylinder's side: a ball of B's radius at the point c
-    of B's axis segment nearest A's contact point, c and the ball's least translation
-    (_pair_smooth) in turn until c stays put; (depth, n, p_A, p_B, ok)."""
+def _ball_at(sa, pa, ra, hv, st_a, ct_a, ball, centre, eye, pb, rb, t, y0, y1, y2,
+             n0, n1, n2, scale):
+    """The least translation of A and the ball of B's radius centred at t on B's axis
+    (_pair_smooth from A's point y), and h = n . a (a B's axis): the depth's derivative
+    along the axis is -h. The start normal is A's level-set normal at the centre c,
+    -grad F'_A(c), unless it is nil (then n): a warm start from a ball on the other side of
+    A's centre would sit on the stationary maximum of h_A(n) + h_ball(-n)."""
+    c = _to_world(pb, rb, 0.0, 0.0, t)
+    centre[0], centre[1], centre[2] = c[0], c[1], c[2]
+    G, g0, g1, g2 = _implicit(FDO, sa, pa, ra, hv, st_a, ct_a, c[0], c[1], c[2])
+    if g0 * g0 + g1 * g1 + g2 * g2 > 0.0:
+        n0, n1, n2 = _unit(-g0, -g1, -g2)
+    depth, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok = _pair_smooth(
+        sa, pa, ra, hv, st_a, ct_a, SPHERE, ball, centre, eye, 0, 0, y0, y1, y2,
+        n0, n1, n2, scale)
+    h = n0 * rb[0, 2] + n1 * rb[1, 2] + n2 * rb[2, 2]
+    return depth, h, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+
+
+@njit(**_JIT)
+def _pair_round(sa, pa, ra, hv, st_a, ct_a, kb, sb, pb, rb, x0, x1, x2, n0, n1, n2, scale,
+                step):
+    """The FDO A against a capsule, or a cylinder's side: a ball of B's radius centred at
+    the point c(t) of B's axis segment (|t| <= half length) where it is deepest in A. The
+    depth d(t) of the ball (_pair_smooth) has d'(t) = -n . a (the envelope theorem: moving
+    the ball along n lessens the depth at unit rate), so from the seed's t it climbs: steps
+    doubling from `step` until n . a changes sign or an end is reached, then the root by
+    Illinois' false position. (Moving c to the axis point nearest A's contact point instead
+    has a spurious fixed point wherever the axis crosses A's surface: the ball centred on
+    the surface, depth = B's radius.) Returns (depth, n, p_A, p_B, ok)."""
     ball = _stack_array(3, 0, 0)
     centre = _stack_array(3, 0, 0)
     eye = _stack_array(3, 3, 0)
@@ -890,27 +918,71 @@ def _pair_round(sa, pa, ra, hv, st_a, ct_a, kb, sb, pb, rb, x0, x1, x2, n0, n1, 
         for j in range(3):
             eye[i, j] = 1.0 if i == j else 0.0
     ball[0] = sb[0]
-    y0, y1, y2 = x0, x1, x2
-    depth, ok = 0.0, False
-    A0 = A1 = A2 = B0 = B1 = B2 = 0.0
-    for it in range(20):
-        l0, l1, l2 = _to_local(pb, rb, y0, y1, y2)
-        z = min(max(l2, -sb[1]), sb[1])
-        c = _to_world(pb, rb, 0.0, 0.0, z)
-        moved = abs(c[0] - centre[0]) + abs(c[1] - centre[1]) + abs(c[2] - centre[2])
-        if it > 0 and moved <= 1e-12 * scale:
-            break
-        centre[0], centre[1], centre[2] = c[0], c[1], c[2]
-        if it == 0:
-            G, g0, g1, g2 = _implicit(FDO, sa, pa, ra, hv, st_a, ct_a, x0, x1, x2)
-            n0, n1, n2 = _unit(-g0, -g1, -g2)
-        depth, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok = _pair_smooth(
-            sa, pa, ra, hv, st_a, ct_a, SPHERE, ball, centre, eye, 0, 0, y0, y1, y2,
+    half = sb[1]
+    l0, l1, l2 = _to_local(pb, rb, x0, x1, x2)
+    t0 = min(max(l2, -half), half)
+    G, g0, g1, g2 = _implicit(FDO, sa, pa, ra, hv, st_a, ct_a, x0, x1, x2)
+    n0, n1, n2 = _unit(-g0, -g1, -g2)
+    d0, h0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok = _ball_at(
+        sa, pa, ra, hv, st_a, ct_a, ball, centre, eye, pb, rb, t0, x0, x1, x2, n0, n1, n2,
+        scale)
+    if not ok or half <= 0.0 or h0 == 0.0:
+        return d0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+    sgn = -1.0 if h0 > 0.0 else 1.0   # uphill
+    if (sgn > 0.0 and t0 >= half) or (sgn < 0.0 and t0 <= -half):
+        return d0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+    # --- bracket: t0 (h0) and t1 (h1) of opposite signs, or an end reached uphill
+    step = max(step, 1e-9 * scale)
+    t1 = t0
+    for _ in range(60):
+        t1 = min(max(t0 + sgn * step, -half), half)
+        d1, h1, m0, m1, m2, C0, C1, C2, D0, D1, D2, ok1 = _ball_at(
+            sa, pa, ra, hv, st_a, ct_a, ball, centre, eye, pb, rb, t1, A0, A1, A2,
             n0, n1, n2, scale)
-        if not ok:
+        if not ok1:
+            return d0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+        if (h1 > 0.0) == (h0 > 0.0) and h1 != 0.0:
+            t0, d0, h0 = t1, d1, h1
+            n0, n1, n2, A0, A1, A2, B0, B1, B2 = m0, m1, m2, C0, C1, C2, D0, D1, D2
+            if abs(t1) >= half:   # the end, still uphill: the deepest point is there
+                return d0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+            step *= 2.0
+            continue
+        break
+    else:
+        return d0, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+    # --- the root of h in [t0, t1] (Illinois); keep the deeper end's solution
+    best = d0 if d0 >= d1 else d1
+    if d1 > d0:
+        n0, n1, n2, A0, A1, A2, B0, B1, B2 = m0, m1, m2, C0, C1, C2, D0, D1, D2
+    side = 0
+    for _ in range(60):
+        if abs(t1 - t0) <= 1e-13 * scale:
             break
-        y0, y1, y2 = A0, A1, A2
-    return depth, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok
+        t = (t0 * h1 - t1 * h0) / (h1 - h0)
+        if not (min(t0, t1) < t < max(t0, t1)):
+            t = 0.5 * (t0 + t1)
+        d, h, m0, m1, m2, C0, C1, C2, D0, D1, D2, okm = _ball_at(
+            sa, pa, ra, hv, st_a, ct_a, ball, centre, eye, pb, rb, t, A0, A1, A2,
+            n0, n1, n2, scale)
+        if not okm:
+            break
+        if d >= best:
+            best = d
+            n0, n1, n2, A0, A1, A2, B0, B1, B2 = m0, m1, m2, C0, C1, C2, D0, D1, D2
+        if h == 0.0:
+            break
+        if (h > 0.0) == (h1 > 0.0):
+            t1, h1 = t, h
+            if side == -1:
+                h0 *= 0.5
+            side = -1
+        else:
+            t0, h0 = t, h
+            if side == 1:
+                h1 *= 0.5
+            side = 1
+    return best, n0, n1, n2, A0, A1, A2, B0, B1, B2, True
 
 
 @njit(**_JIT)
@@ -1107,7 +1179,7 @@ def fdo_collide(size_a, pos_a, rot_a, start_a, count_a,
             if kind_b == CAPSULE or side:
                 depth, n0, n1, n2, A0, A1, A2, B0, B1, B2, ok = _pair_round(
                     size_a, pos_a, rot_a, hv, start_a, count_a, kind_b, size_b, pos_b,
-                    rot_b, x0, x1, x2, n0, n1, n2, scale)
+                    rot_b, x0, x1, x2, n0, n1, n2, scale, cell)
                 p0, p1, p2 = 0.5 * (A0 + B0), 0.5 * (A1 + B1), 0.5 * (A2 + B2)
         if not ok or depth <= -margin:
             continue

@@ -9,7 +9,8 @@ import pytest
 from sharnir.physics import fdo
 from sharnir.physics.convex import convex_contact
 from sharnir.physics.manifold import collide
-from sharnir.physics.shape import BOX, ELLIPSOID, FDO, PLANE, Ellipsoid, Plane, quat_matrix
+from sharnir.physics.shape import (BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, PLANE, Ellipsoid,
+                                    Plane, quat_matrix)
 from sharnir.physics.world import World
 
 AXES = np.array([0.3, 0.2, 0.1])
@@ -148,3 +149,74 @@ def test_unperturbed_fdo_rests_where_the_ellipsoid_rests():
         poses.append(w._current_body_pose(b))
     assert poses[1][0] == pytest.approx(poses[0][0], abs=1e-5)
     assert poses[1][1] == pytest.approx(poses[0][1], abs=1e-4)
+
+
+def _sphere_vs(kind, size, pos, R, r=0.1):
+    """fdo_collide of an unperturbed FDO sphere of radius r at the origin against geom B."""
+    s = fdo.Fdo(semi_axes=(r, r, r))
+    hv = np.vstack([s.rows, np.zeros((1, 3))])
+    mp, md, mn, mf = _out()
+    n = fdo.fdo_collide(np.zeros(3), np.zeros(3), np.eye(3), 0, len(s.rows), kind,
+                        np.asarray(size, dtype=float), np.asarray(pos, dtype=float), R, 0, 0,
+                        hv, 0.005, mp, md, mn, mf)
+    return n, mp, md, mn
+
+
+X_AXIS = quat_matrix(np.array([1.0, 0.0, 1.0, 0.0]) / math.sqrt(2.0))   # local z -> world x
+
+
+@pytest.mark.parametrize("pos, R", [
+    ((0.03, 0.0, 0.13), X_AXIS),       # lying on it
+    ((0.0, 0.0, 0.05), X_AXIS),        # its axis inside the sphere
+    ((0.03, 0.01, 0.08), X_AXIS),
+    ((0.12, 0.02, 0.1), X_AXIS),       # an end nearest
+    ((0.0, 0.0, 0.12), np.eye(3)),     # standing on it, the axis through the surface
+    ((0.03, 0.01, 0.08), np.eye(3)),
+    ((0.05, -0.02, 0.06), quat_matrix(Q)),
+])
+def test_fdo_sphere_against_a_capsule_matches_the_closed_form(pos, R):
+    """depth = r_s + r_c - |c|, c the point of the capsule's axis segment nearest the
+    sphere's centre, normal c / |c|: also where the axis crosses the sphere's surface (the
+    old fixed point stopped there, depth r_c)."""
+    rc, half = 0.05, 0.1
+    n, mp, md, mn = _sphere_vs(CAPSULE, (rc, half, 0.0), pos, R)
+    p, a = np.asarray(pos), R[:, 2]
+    c = p + np.clip(-p @ a, -half, half) * a
+    d = np.linalg.norm(c)
+    assert n == 1
+    assert md[0] == pytest.approx(0.1 + rc - d, abs=1e-10)
+    assert mn == pytest.approx(c / d, abs=1e-7)
+    assert mp[0] == pytest.approx(0.5 * (0.1 * c / d + c - rc * c / d), abs=1e-8)
+
+
+def test_capsule_through_the_fdo_centre_is_as_deep_as_a_ball_there():
+    for R in (X_AXIS, np.eye(3)):
+        n, mp, md, mn = _sphere_vs(CAPSULE, (0.05, 0.1, 0.0), (0.0, 0.0, 0.0), R)
+        assert n == 1 and md[0] == pytest.approx(0.15, abs=1e-10)
+
+
+def test_fdo_sphere_against_a_cylinder_side_and_cap():
+    pos = np.array([0.02, 0.01, 0.13])   # lying on it: a ball of its radius on the axis
+    n, mp, md, mn = _sphere_vs(CYLINDER, (0.05, 0.1, 0.0), pos, X_AXIS)
+    c = np.array([0.0, pos[1], pos[2]])
+    assert n == 1
+    assert md[0] == pytest.approx(0.15 - np.linalg.norm(c), abs=1e-10)
+    assert mn == pytest.approx(c / np.linalg.norm(c), abs=1e-7)
+    n, mp, md, mn = _sphere_vs(CYLINDER, (0.05, 0.1, 0.0), (0.01, 0.0, 0.18), np.eye(3))
+    assert n == 1   # standing on it: its cap face at z = 0.08
+    assert md[0] == pytest.approx(0.02, abs=1e-12)
+    assert mn == pytest.approx([0.0, 0.0, 1.0], abs=1e-12)
+
+
+def test_box_corner_into_an_fdo_sphere():
+    u = np.ones(3) / math.sqrt(3.0)   # the box's corner diagonal turned to -z
+    k = np.cross(u, [0.0, 0.0, -1.0])
+    ang = math.acos(-u[2])
+    q = np.concatenate([[math.cos(ang / 2)], math.sin(ang / 2) * k / np.linalg.norm(k)])
+    h = 0.05
+    n, mp, md, mn = _sphere_vs(BOX, (h, h, h), (0.0, 0.0, 0.09 + h * math.sqrt(3.0)),
+                               quat_matrix(q))
+    assert n == 1
+    assert md[0] == pytest.approx(0.01, abs=1e-12)
+    assert mn == pytest.approx([0.0, 0.0, 1.0], abs=1e-12)
+    assert mp[0] == pytest.approx([0.0, 0.0, 0.095], abs=1e-12)
