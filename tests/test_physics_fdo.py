@@ -220,3 +220,109 @@ def test_box_corner_into_an_fdo_sphere():
     assert md[0] == pytest.approx(0.01, abs=1e-12)
     assert mn == pytest.approx([0.0, 0.0, 1.0], abs=1e-12)
     assert mp[0] == pytest.approx([0.0, 0.0, 0.095], abs=1e-12)
+
+
+# ---- a perturbed object at rest, and in scene files ----------------------------------------
+
+EGG = dict(semi_axes=(0.1, 0.09, 0.085), perturbations=[
+    dict(weight=3.0, centre=(0.085, 0.0, 0.0), semi_axes=(0.05, 0.05, 0.05))])
+
+
+def _surface_points(f, cells=120):
+    """Points of F' = 0 (marching cubes on a grid of `cells` along the longest side)."""
+    from skimage import measure
+    (xs, ys, zs), h = fdo._grid(f.rows, cells, pad=1)
+    X, Y, Z = np.meshgrid(xs, ys, zs, indexing="ij")
+    F = fdo.evaluate(f.rows, np.stack([X.ravel(), Y.ravel(), Z.ravel()], axis=1))[0]
+    v = measure.marching_cubes(F.reshape(X.shape), level=0.0, spacing=(h, h, h))[0]
+    return v + np.array([xs[0], ys[0], zs[0]])
+
+
+def test_a_bumped_ellipsoid_comes_to_rest_where_its_function_says():
+    """A bump on the +x end moves the centre of mass off the base's centre, so the object
+    rolls until its lowest point is under it: the up direction u (object frame) of least
+    centre-of-mass height max_p (-u . (p - com)) over its surface points p, by brute force
+    over u within 15 degrees of +z (the minimum near -z is its mirror image) is ~4 degrees
+    from +z, toward -x. Dropped from up = +z and from a tilted start, it comes to rest with
+    that up direction within 1.5 degrees and the centre of mass at that height."""
+    from sharnir.physics import Material
+    f = fdo.Fdo(**EGG)
+    P = _surface_points(f) - f.frame_pos
+    th, ph = np.meshgrid(np.radians(np.arange(0.0, 15.0, 0.1)), np.radians(np.arange(0, 360, 2)))
+    U = np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], -1).reshape(-1, 3)
+    height = np.max(-U @ P.T, axis=1)
+    up, low = U[np.argmin(height)], float(np.min(height))
+    assert math.degrees(math.acos(up[2])) > 3.5 and up[0] < 0.0
+    for q0 in ((1.0, 0.0, 0.0, 0.0), (math.cos(0.1), 0.06, 0.08, 0.0)):
+        w = World(dt=1 / 240, iterations=20)
+        w.add_body("ground", Plane(), kind="static")
+        b = w.add_body("egg", f, density=1000.0, pos=(0.0, 0.0, 0.09),
+                       quat=tuple(np.array(q0) / np.linalg.norm(q0)),
+                       material=Material(friction=0.8, rolling=0.0003))
+        w.run(960)
+        pos, q = w._current_body_pose(b)
+        seen = f.frame_rot @ quat_matrix(q).T @ np.array([0.0, 0.0, 1.0])
+        assert math.degrees(math.acos(min(seen @ up, 1.0))) < 1.5
+        assert pos[2] == pytest.approx(low, abs=1e-3)
+
+
+FDO_SCENE = """\
+[[bodies]]
+name = "ground"
+shape = { type = "plane" }
+kind = "static"
+
+[[bodies]]
+name = "egg"
+shape = { type = "fdo", semi_axes = [0.1, 0.09, 0.085], perturbations = [{ weight = 3.0, centre = [0.085, 0.0, 0.0], semi_axes = [0.05, 0.05, 0.05] }, { weight = -1.0, quadric = [1.0, 0.0, 0.0, 0.0, -400.0, -400.0, -400.0, 0.0, 0.0, 0.0] }] }
+density = 1000.0
+pos = [0.0, 0.0, 0.2]
+
+[[bodies]]
+name = "twin"
+shape = { type = "fdo", semi_axes = [0.1, 0.09, 0.085], perturbations = [{ weight = 3.0, centre = [0.085, 0.0, 0.0], semi_axes = [0.05, 0.05, 0.05] }, { weight = -1.0, quadric = [1.0, 0.0, 0.0, 0.0, -400.0, -400.0, -400.0, 0.0, 0.0, 0.0] }] }
+density = 1000.0
+pos = [0.5, 0.0, 0.2]
+"""
+
+
+def test_an_fdo_scene_loads_steps_and_writes_back(tmp_path):
+    from sharnir.scenes import build_world, read_scene
+    from sharnir.scenes.writer import scene_toml
+    path = tmp_path / "fdo.toml"
+    path.write_text(FDO_SCENE, encoding="utf-8")
+    spec = read_scene(path)
+    world = build_world(spec, source=str(path))
+    egg, twin = (world.body_names.index(n) for n in ("egg", "twin"))
+    shapes = [b.shape for b in world._bodies]
+    assert shapes[egg] is shapes[twin] and shapes[egg].kind == FDO   # one object per function
+    world.run(120)
+    pos, _q = world._current_body_pose(egg)
+    assert 0.07 < pos[2] < 0.2
+    again = tmp_path / "again.toml"
+    again.write_text(scene_toml(spec), encoding="utf-8")
+    assert read_scene(again).model_dump() == spec.model_dump()
+
+
+@pytest.mark.parametrize("shape, fragments", [
+    ('{ type = "fdo", semi_axes = [0.1, -0.09, 0.085] }', ['"egg"', "semi_axes"]),
+    ('{ type = "fdo" }', ['"egg"', "semi_axes"]),
+    ('{ type = "fdo", semi_axes = [0.1, 0.1, 0.1], perturbations = [{ weight = 1.0 }] }',
+     ['"egg"', "perturbations", "semi_axes"]),
+    ('{ type = "fdo", semi_axes = [0.1, 0.1, 0.1], perturbations = [{ weight = 1.0, '
+     'quadric = [1, 0, 0, 0, -1, 0, 0, 0, 0, 0] }] }', ['"egg"', "unbounded"]),
+    ('{ type = "fdo", quadric = [1, 0, 0, 0] }', ['"egg"', "quadric"]),
+])
+def test_a_malformed_fdo_entry_is_one_line_naming_the_body_and_field(tmp_path, shape,
+                                                                    fragments):
+    from sharnir.scenes import SceneError, load_scene
+    text = FDO_SCENE.split("[[bodies]]\nname = \"twin\"")[0]
+    text = text.replace(text.splitlines()[7], f"shape = {shape}")
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SceneError) as info:
+        load_scene(path)
+    message = str(info.value)
+    assert "\n" not in message.strip(), message
+    for fragment in fragments:
+        assert fragment in message, message
