@@ -266,6 +266,10 @@ def test_a_bumped_ellipsoid_comes_to_rest_where_its_function_says():
         assert pos[2] == pytest.approx(low, abs=1e-3)
 
 
+EGG_TOML = ("shape = { type = \"fdo\", semi_axes = [0.1, 0.09, 0.085], perturbations = ["
+            "{ weight = 3.0, centre = [0.085, 0.0, 0.0], semi_axes = [0.05, 0.05, 0.05] }, "
+            "{ weight = -1.0, quadric = [1.0, 0.0, 0.0, 0.0, -400.0, -400.0, -400.0, 0.0, 0.0, "
+            "0.0] }] }")
 FDO_SCENE = """\
 [[bodies]]
 name = "ground"
@@ -274,16 +278,16 @@ kind = "static"
 
 [[bodies]]
 name = "egg"
-shape = { type = "fdo", semi_axes = [0.1, 0.09, 0.085], perturbations = [{ weight = 3.0, centre = [0.085, 0.0, 0.0], semi_axes = [0.05, 0.05, 0.05] }, { weight = -1.0, quadric = [1.0, 0.0, 0.0, 0.0, -400.0, -400.0, -400.0, 0.0, 0.0, 0.0] }] }
+{shape}
 density = 1000.0
 pos = [0.0, 0.0, 0.2]
 
 [[bodies]]
 name = "twin"
-shape = { type = "fdo", semi_axes = [0.1, 0.09, 0.085], perturbations = [{ weight = 3.0, centre = [0.085, 0.0, 0.0], semi_axes = [0.05, 0.05, 0.05] }, { weight = -1.0, quadric = [1.0, 0.0, 0.0, 0.0, -400.0, -400.0, -400.0, 0.0, 0.0, 0.0] }] }
+{shape}
 density = 1000.0
 pos = [0.5, 0.0, 0.2]
-"""
+""".replace("{shape}", EGG_TOML)
 
 
 def test_an_fdo_scene_loads_steps_and_writes_back(tmp_path):
