@@ -228,10 +228,10 @@ def hopper_walls(centre_xy, z_bottom, half_bottom, half_top, slope_deg=60.0, thi
     return out, z_bottom + height
 
 
-def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=15):
-    """Paper 001's scene: ellipsoids fall through a funnel into a tilted tube of 12 static
-    staves and pour out of its lower end onto the ground."""
-    rng = np.random.default_rng(seed)
+def _tube_funnel_grid(rng, n_side, layers):
+    """The tube scenes' geometry: (tube_geometry(), the funnel's walls, its outlet's half
+    width, its top's height, the bodies' start points: an n_side^2 x layers grid of spacing
+    0.25 m over the funnel, +-0.02 m horizontal jitter drawn from rng)."""
     g = tube_geometry()
     R, th, up = g["radius"], g["tilt"], g["up"]
     # the funnel's outlet sits just above the tube's upper rim, inside the rim's horizontal
@@ -241,6 +241,15 @@ def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=
     walls, z_top = hopper_walls(up[:2], z_rim + 0.05, half_bottom, 1.4)
     p = grid(n_side, n_side, layers, 0.25, up[:2], z_top + 0.15)
     p[:, :2] += rng.uniform(-0.02, 0.02, (len(p), 2))
+    return g, walls, half_bottom, z_top, p
+
+
+def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=15):
+    """Paper 001's scene: ellipsoids fall through a funnel into a tilted tube of 12 static
+    staves and pour out of its lower end onto the ground."""
+    rng = np.random.default_rng(seed)
+    g, walls, half_bottom, z_top, p = _tube_funnel_grid(rng, n_side, layers)
+    R, th, up = g["radius"], g["tilt"], g["up"]
     n = len(p)
     comment = f"""\
 Paper 001's benchmark: {n} ellipsoids fall into a tilted tube and pour out onto the ground.
@@ -270,13 +279,8 @@ def fdo_tube(path, n_side=10, layers=3, seed=3, duration=8.0, iterations=15):
     """The tube of ellipsoid_tube with paper 001's functionally defined objects: perturbed
     ellipsoids of FDO_KINDS (bumps and dents) in place of the plain ones."""
     rng = np.random.default_rng(seed)
-    g = tube_geometry()
+    g, walls, half_bottom, z_top, p = _tube_funnel_grid(rng, n_side, layers)
     R, th, up = g["radius"], g["tilt"], g["up"]
-    z_rim = up[2] + (R + g["thickness"]) * math.sin(th)
-    half_bottom = 0.45
-    walls, z_top = hopper_walls(up[:2], z_rim + 0.05, half_bottom, 1.4)
-    p = grid(n_side, n_side, layers, 0.25, up[:2], z_top + 0.15)
-    p[:, :2] += rng.uniform(-0.02, 0.02, (len(p), 2))
     n = len(p)
     comment = f"""\
 Paper 001's objects in its benchmark: {n} functionally defined objects (perturbed ellipsoids,
