@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..physics.shape import Compound, Hull
+from ..physics.shape import framed
 from ..physics.shape import geoms as shape_geoms
 from ..physics.transforms import quat_matrices as rotation_matrices
 from ..physics.transforms import quat_mul
@@ -58,7 +58,7 @@ def shape_hit(shape, origin, direction):
     A Hull or Compound is tested piece by piece (physics.shape.geoms: each piece's pose in
     the body frame); rotations keep t the same in every frame."""
     o, d = np.asarray(origin, dtype=float), np.asarray(direction, dtype=float)
-    if isinstance(shape, (Hull, Compound)):
+    if framed(shape):
         ts = [_leaf_hit(leaf, R.T @ (o - p), R.T @ d) for leaf, p, R in shape_geoms(shape)]
         ts = [t for t in ts if t is not None]
         return min(ts) if ts else None

@@ -29,6 +29,8 @@ SCENES = [
     ("chain", SCENE_DIR / "chain.toml", 60, "a 50-link chain with joint friction"),
     ("ellipsoid_tube", SCENE_DIR / "ellipsoid_tube.toml", 240, "1000 ellipsoids poured "
      "through a tilted tube (paper 001)"),
+    ("fdo_tube", SCENE_DIR / "fdo_tube.toml", 200, "300 bumped and dented ellipsoids "
+     "(functionally defined objects) through the tube (paper 001)"),
     ("granular_pile", SCENE_DIR / "granular_pile.toml", 180, "a granular pile (paper 004)"),
     ("pyramid", SCENE_DIR / "pyramid.toml", 60, "a 210-box pyramid"),
     ("stack", SCENE_DIR / "stack.toml", 60, "a stack of ten boxes"),

@@ -45,7 +45,7 @@ from .model import (
     make_work,
 )
 from .motor import CTRL_VOLTAGE, MOTOR_TRAJ
-from .shape import HULL, Hull, matrix_quat
+from .shape import FDO, HULL, Hull, matrix_quat
 from .shape import geoms as shape_geoms
 from .shape import quat_matrix as quat_to_matrix
 from .specs import revolute_groups
@@ -270,18 +270,19 @@ def geoms(bodies, joints, kind):
     hull = np.zeros((ng, 2), np.int64)
     verts, start, rows = [], 0, {}
     for g, (leaf, _, _) in enumerate(leaves):
-        if leaf.kind == HULL:
+        if leaf.kind == HULL or leaf.kind == FDO:   # an FDO's function rows (physics/fdo.py)
             if id(leaf) not in rows:      # a hull used twice shares its rows
-                rows[id(leaf)] = (start, len(leaf.vertices))
-                verts.append(leaf.vertices)
-                start += len(leaf.vertices)
+                data = leaf.vertices if leaf.kind == HULL else leaf.rows
+                rows[id(leaf)] = (start, len(data))
+                verts.append(data)
+                start += len(data)
             hull[g] = rows[id(leaf)]
     owners = [bodies[i] for i in owner]
     return dict(
         body_dynamic=kind == DYNAMIC,
         geom_body=np.array(owner, np.int64).reshape(ng),
         geom_kind=np.array([leaf.kind for leaf, _, _ in leaves], np.int64).reshape(ng),
-        geom_size=np.array([(0.0, 0.0, 0.0) if leaf.kind == HULL else leaf.size
+        geom_size=np.array([(0.0, 0.0, 0.0) if leaf.kind in (HULL, FDO) else leaf.size
                             for leaf, _, _ in leaves], float).reshape(ng, 3),
         geom_local_pos=np.array([p for _, p, _ in leaves], float).reshape(ng, 3),
         geom_local_rot=np.array([r for _, _, r in leaves], float).reshape(ng, 3, 3),

@@ -11,7 +11,9 @@ Detection, at the poses of time t (before any velocity of this step changes):
 
     broad phase    world AABBs grown by the margin (CONTACT_MARGIN + h |v_b|) -> pairs (a < b)
                    that may collide (broadphase.py: grid, joint/group/mask filters, planes)
-    narrow phase   closed forms (manifold.collide) or, for the other pairs, the convex
+    narrow phase   an FDO against anything: its own kernel (fdo.fdo_collide: subdivision,
+                   then Newton on the implicit functions); closed forms (manifold.collide)
+                   or, for the other pairs, the convex
                    routine (convex.convex_contact, warm started from last step's normal) and
                    the clipped supporting features (manifold.manifold_from_normal):
                    up to 4 points, each a midpoint m, depth d (> 0 overlap, < 0 gap), one
@@ -68,7 +70,8 @@ from .convex import convex_contact
 from .jit import ENTRY, KERNEL
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
-from .shape import BOX, ELLIPSOID, HULL, PLANE, SPHERE
+from .fdo import fdo_collide
+from .shape import BOX, ELLIPSOID, FDO, HULL, PLANE, SPHERE
 from .support import aabb, bounding_radius, extent
 
 _JIT = KERNEL
@@ -283,7 +286,7 @@ def geom_poses(model, state, work, scratch, h):
             continue
         sz = model.geom_size
         rot, pos = scratch.geom_rot, scratch.geom_pos
-        if kind == HULL:
+        if kind == HULL or kind == FDO:
             aabb(kind, sz[g], pos[g], rot[g], model.hull_vert, model.geom_hull[g, 0],
                  model.geom_hull[g, 1], box[g])
         else:  # support.extent inlined (every geom, every step: no views, no call)
@@ -292,7 +295,7 @@ def geom_poses(model, state, work, scratch, h):
                            rot[g, i, 2])
                 box[g, i] = pos[g, i] - e
                 box[g, 3 + i] = pos[g, i] + e
-        if kind != HULL:
+        if kind != HULL and kind != FDO:
             radius = bounding_radius(kind, sz[g, 0], sz[g, 1], sz[g, 2])
         else:  # hull: half the diagonal of its world box, plus how far the box's centre is
             # from the geom's origin (the points' own origin: it may lie anywhere)
@@ -529,7 +532,15 @@ def detect_contacts(model, state, work, points, scratch, h, reuse):
                                                      gpos, grot, sizes, scratch.geom_radius,
                                                      margin):
             continue
-        if (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
+        if ka == FDO or kb == FDO:   # its own kernel against every kind (physics/fdo.py)
+            f, o = (a, b) if ka == FDO else (b, a)
+            n = fdo_collide(sizes[f], gpos[f], grot[f], hulls[f, 0], hulls[f, 1],
+                            kinds[o], sizes[o], gpos[o], grot[o], hulls[o, 0], hulls[o, 1],
+                            model.hull_vert, margin, mp, md, mn, mf)
+            if f == b:
+                for q in range(3):
+                    mn[q] = -mn[q]
+        elif (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
                 kb == ELLIPSOID and ka == SPHERE):
             # the line of centres as a separating axis first: a third of the pairs of a
             # flowing pile whose bounding spheres meet are apart along it (measured, tube)

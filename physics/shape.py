@@ -49,8 +49,11 @@ from .transforms import matrix_quat, quat_matrix  # noqa: F401 -- shape's API to
 # its frame (normal +z, static only, size unused); hull: a convex polytope whose vertices
 # are stored apart (hull_vert), size unused (geom_size row of zeros). COMPOUND is the kind of
 # a Compound shape object only: a compound body has one geom per part, never a COMPOUND geom.
+# fdo: a functionally defined object (physics/fdo.py), its function's rows stored as a hull's
+# (hull_vert), size unused.
 BOX, SPHERE, CAPSULE, CYLINDER, ELLIPSOID, PLANE, HULL = 0, 1, 2, 3, 4, 5, 6
 COMPOUND = 7
+FDO = 8
 _ZERO = np.zeros(3)
 _ZERO.flags.writeable = False
 
@@ -784,7 +787,7 @@ class Decomposed(Compound):
 def body_frame(shape):
     """(c (3,), Rp (3, 3)): the body frame (centre of mass, principal axes) in the shape's
     reference frame; (0, I) for the primitives."""
-    if isinstance(shape, (Hull, Compound)):
+    if isinstance(shape, (Hull, Compound)) or getattr(shape, "kind", None) == FDO:
         return shape.frame_pos, shape.frame_rot
     return np.zeros(3), np.eye(3)
 
@@ -795,12 +798,21 @@ def geoms(shape):
     primitive at the origin."""
     if isinstance(shape, Compound):
         return list(shape.body_parts)
-    if isinstance(shape, Hull):
+    if isinstance(shape, Hull) or getattr(shape, "kind", None) == FDO:
         R = shape.frame_rot
         return [(shape, -(R.T @ shape.frame_pos), R.T.copy())]
     return [(shape, np.zeros(3), np.eye(3))]
 
 
+def framed(shape):
+    """Whether the shape is written in a reference frame of its own (a hull, mesh, compound or
+    FDO): its body frame is then `body_frame(shape)`, its pieces `geoms(shape)`."""
+    return isinstance(shape, (Hull, Compound)) or getattr(shape, "kind", None) == FDO
+
+
+# (at the end: physics/fdo.py reads this module's kind codes and the kernels' helpers)
+from .fdo import Fdo  # noqa: E402
+
 SHAPES = {"box": Box, "sphere": Sphere, "capsule": Capsule, "cylinder": Cylinder,
           "ellipsoid": Ellipsoid, "plane": Plane, "hull": Hull, "mesh": Mesh,
-          "compound": Compound}
+          "compound": Compound, "fdo": Fdo}

@@ -27,7 +27,7 @@ from .motor import (
     TRAJ_SINE,
 )
 from .settings import SETTINGS
-from .shape import PLANE, Compound, Hull, body_frame, mass_properties, matrix_quat
+from .shape import PLANE, Compound, Hull, body_frame, framed, mass_properties, matrix_quat
 from .shape import quat_matrix as quat_to_matrix
 from .transforms import quat_mul
 
@@ -386,7 +386,7 @@ def body_spec(name, taken, shape, *, mass, density, inertia, pos, quat, vel, ang
     if shape is not None and shape.kind == PLANE and k != STATIC:
         raise ValueError(f"body {name!r}: a plane is infinite; only a static body can be one")
     frame = None
-    if isinstance(shape, (Hull, Compound)):
+    if framed(shape):
         c, Rp = body_frame(shape)
         if np.any(c != 0.0) or np.any(Rp != np.eye(3)):
             frame = (np.array(c, dtype=float), np.array(Rp, dtype=float))

@@ -38,6 +38,8 @@ AABB (out[0:3] = min, out[3:6] = max), half extent e_i on world axis i, R = rot:
     CYLINDER   e_i = |R_i2| h + r sqrt(R_i0^2 + R_i1^2)
     ELLIPSOID  e_i = sqrt(sum_j (R_ij a_j)^2)
     HULL       min / max of the world vertices
+    FDO        min / max of its box's 8 world corners (physics/fdo.py; no support mapping:
+               its contacts never reach GJK)
 
 PLANE (a half-space) has no support mapping and no finite box: callers treat planes apart.
 For a plane `support` returns pos and `aabb` writes an infinite box.
@@ -47,7 +49,7 @@ import math
 from numba import njit
 
 from .jit import ENTRY, KERNEL
-from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, HULL, PLANE, SPHERE
+from .shape import BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, HULL, PLANE, SPHERE
 
 _JIT = KERNEL
 
@@ -191,6 +193,19 @@ def aabb(kind, size, pos, rot, hull_vert, hull_start, hull_count, out):
             out[3 + i] = -math.inf
         for k in range(hull_start, hull_start + hull_count):
             vx, vy, vz = hull_vert[k, 0], hull_vert[k, 1], hull_vert[k, 2]
+            for i in range(3):
+                w = pos[i] + rot[i, 0] * vx + rot[i, 1] * vy + rot[i, 2] * vz
+                out[i] = min(out[i], w)
+                out[3 + i] = max(out[3 + i], w)
+        return
+    if kind == FDO:   # the 8 corners of its box (rows 0, 1: lo, hi; physics/fdo.py)
+        for i in range(3):
+            out[i] = math.inf
+            out[3 + i] = -math.inf
+        for k in range(8):
+            vx = hull_vert[hull_start + (k & 1), 0]
+            vy = hull_vert[hull_start + ((k >> 1) & 1), 1]
+            vz = hull_vert[hull_start + ((k >> 2) & 1), 2]
             for i in range(3):
                 w = pos[i] + rot[i, 0] * vx + rot[i, 1] * vy + rot[i, 2] * vz
                 out[i] = min(out[i], w)

@@ -19,6 +19,7 @@ from ..physics.shape import (
     Compound,
     Hull,
     Mesh,
+    framed,
 )
 from ..physics.shape import geoms as shape_geoms
 from ..physics.transforms import quat_matrices as rotation_matrices
@@ -56,7 +57,7 @@ def _model(pos, rot, scale):
 def pieces(shape, pos, rot):
     """The world poses [(leaf shape, pos (3,), rot (3, 3))] of a body's drawn pieces: the
     shape itself for a primitive, the parts of a compound, the hull in its own frame."""
-    if not isinstance(shape, (Hull, Compound)):
+    if not framed(shape):
         return [(shape, pos, rot)]
     return [(leaf, pos + rot @ p, rot @ R) for leaf, p, R in shape_geoms(shape)]
 
@@ -74,7 +75,7 @@ def hull_mesh(hull):
     cross = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
     length = np.linalg.norm(cross, axis=1, keepdims=True)
     face_n = np.divide(cross, length, out=np.zeros_like(cross), where=length > 0)
-    if not isinstance(hull, Mesh):
+    if isinstance(hull, Hull) and not isinstance(hull, Mesh):   # (an FDO is smooth)
         normals = np.repeat(face_n[:, None, :], 3, axis=1)
     else:
         normals = _corner_normals(faces, face_n, cross, len(vertices))

@@ -104,6 +104,47 @@ def ellipsoids(rng, points, semi=(0.05, 0.1), density=1000.0, friction=0.5, roll
             for i in range(n)]
 
 
+def _support(weight, centre, semi_axes):
+    return {"weight": weight, "centre": list(centre), "semi_axes": list(semi_axes)}
+
+
+# paper 001's objects: base ellipsoids with bumps (weight > 0) and dents (< 0), each
+# perturbation f Q^3 over an ellipsoidal support Q >= 0 (physics/fdo.py); every one fits in a
+# ball of 0.1 m about its centre of mass
+FDO_KINDS = (
+    {"semi_axes": [0.09, 0.06, 0.05],                       # a knob on one end
+     "perturbations": [_support(4.0, (0.07, 0.0, 0.0), (0.04, 0.04, 0.04))]},
+    {"semi_axes": [0.08, 0.07, 0.05],                       # a dish: a dent on one face
+     "perturbations": [_support(-2.0, (0.0, 0.0, 0.05), (0.05, 0.045, 0.03))]},
+    {"semi_axes": [0.07, 0.07, 0.07],                       # a ball, a knob and a dimple
+     "perturbations": [_support(3.0, (0.0, 0.06, 0.0), (0.03, 0.03, 0.03)),
+                       _support(-3.0, (0.0, -0.07, 0.0), (0.04, 0.03, 0.04))]},
+    {"semi_axes": [0.1, 0.05, 0.05],                        # a waist: dents on both faces
+     "perturbations": [_support(-3.0, (0.0, 0.0, 0.05), (0.04, 0.06, 0.025)),
+                       _support(-3.0, (0.0, 0.0, -0.05), (0.04, 0.06, 0.025))]},
+    {"semi_axes": [0.06, 0.06, 0.08],                       # knobs on both ends
+     "perturbations": [_support(1.5, (0.0, 0.0, 0.07), (0.03, 0.03, 0.03)),
+                       _support(1.5, (0.0, 0.0, -0.07), (0.03, 0.03, 0.03))]},
+    {"semi_axes": [0.085, 0.07, 0.055],                     # a knob and a dent, off axis
+     "perturbations": [_support(2.0, (-0.06, 0.03, 0.02), (0.035, 0.035, 0.035)),
+                       _support(-2.0, (0.05, -0.02, 0.05), (0.04, 0.04, 0.03))]},
+)
+
+
+def fdos(rng, points, kinds=FDO_KINDS, density=1000.0, friction=0.5, rolling=0.0,
+         prefix="f"):
+    """Dynamic FDOs at `points`: each of one of `kinds` drawn uniformly (bodies of a kind share
+    one object when loaded), orientations uniform."""
+    n = len(points)
+    which = rng.integers(0, len(kinds), n)
+    quats = random_quats(rng, n)
+    width = len(str(n - 1))
+    return [{"name": f"{prefix}{i:0{width}d}", "shape": {"type": "fdo", **kinds[which[i]]},
+             "density": density, "pos": list(points[i]), "quat": list(quats[i]),
+             "friction": friction, **({"rolling": rolling} if rolling else {})}
+            for i in range(n)]
+
+
 # ---- the scenes --------------------------------------------------------------------------------
 def ellipsoid_drop(path, nx=10, ny=10, nz=10, seed=1, iterations=10, duration=2.0):
     """nx*ny*nz ellipsoids (semi-axes U[0.05, 0.1] m, random orientations, 1000 kg/m^3,
@@ -187,10 +228,10 @@ def hopper_walls(centre_xy, z_bottom, half_bottom, half_top, slope_deg=60.0, thi
     return out, z_bottom + height
 
 
-def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=15):
-    """Paper 001's scene: ellipsoids fall through a funnel into a tilted tube of 12 static
-    staves and pour out of its lower end onto the ground."""
-    rng = np.random.default_rng(seed)
+def _tube_funnel_grid(rng, n_side, layers):
+    """The tube scenes' geometry: (tube_geometry(), the funnel's walls, its outlet's half
+    width, its top's height, the bodies' start points: an n_side^2 x layers grid of spacing
+    0.25 m over the funnel, +-0.02 m horizontal jitter drawn from rng)."""
     g = tube_geometry()
     R, th, up = g["radius"], g["tilt"], g["up"]
     # the funnel's outlet sits just above the tube's upper rim, inside the rim's horizontal
@@ -200,6 +241,15 @@ def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=
     walls, z_top = hopper_walls(up[:2], z_rim + 0.05, half_bottom, 1.4)
     p = grid(n_side, n_side, layers, 0.25, up[:2], z_top + 0.15)
     p[:, :2] += rng.uniform(-0.02, 0.02, (len(p), 2))
+    return g, walls, half_bottom, z_top, p
+
+
+def ellipsoid_tube(path, n_side=10, layers=10, seed=2, duration=8.0, iterations=15):
+    """Paper 001's scene: ellipsoids fall through a funnel into a tilted tube of 12 static
+    staves and pour out of its lower end onto the ground."""
+    rng = np.random.default_rng(seed)
+    g, walls, half_bottom, z_top, p = _tube_funnel_grid(rng, n_side, layers)
+    R, th, up = g["radius"], g["tilt"], g["up"]
     n = len(p)
     comment = f"""\
 Paper 001's benchmark: {n} ellipsoids fall into a tilted tube and pour out onto the ground.
@@ -223,6 +273,34 @@ iterations."""
         description=f"{n} ellipsoids poured through a funnel and a tube tilted 30 degrees onto the ground (paper 001).",
         duration=duration, world={"dt": 1 / 240}, solver={"iterations": iterations},
         bodies=[ground()] + tube_staves(g) + walls + ellipsoids(rng, p, rolling=0.005))
+
+
+def fdo_tube(path, n_side=10, layers=3, seed=3, duration=8.0, iterations=15):
+    """The tube of ellipsoid_tube with paper 001's functionally defined objects: perturbed
+    ellipsoids of FDO_KINDS (bumps and dents) in place of the plain ones."""
+    rng = np.random.default_rng(seed)
+    g, walls, half_bottom, z_top, p = _tube_funnel_grid(rng, n_side, layers)
+    R, th, up = g["radius"], g["tilt"], g["up"]
+    n = len(p)
+    comment = f"""\
+Paper 001's objects in its benchmark: {n} functionally defined objects (perturbed ellipsoids,
+F' = F + sum f Q^3, physics/fdo.py) fall into the tilted tube and pour out onto the ground.
+
+Tube and funnel as in ellipsoid_tube.toml: 12 static box staves around a regular 12-gon of
+apothem {R:g} m, {g['length']:g} m long, tilted {math.degrees(th):g} degrees from the vertical toward +x
+(lower end's centre {_xyz(g['low'])}, upper end's {_xyz(up)}); 4 funnel boxes at 60 degrees.
+Objects: {n_side} x {n_side} x {layers} grid of spacing 0.25 m over the funnel, lowest layer at
+z = {z_top + 0.15:.3f} m, +-0.02 m jitter (seed {seed}); {len(FDO_KINDS)} kinds (scenes/build.py: FDO_KINDS:
+a knob on one end, a dish, a ball with a knob and a dimple, a waist, knobs on both ends, a knob
+and a dent off axis; base semi-axes 0.05-0.1 m), each body one of them drawn uniformly (the
+loader builds one object per kind), orientations uniform, 1000 kg/m^3, friction 0.5, no
+restitution, rolling resistance 0.005 m.  dt 1/240 s, {duration:g} s, {iterations} velocity
+iterations."""
+    return write_scene(
+        path, comment=comment,
+        description=f"{n} bumped and dented ellipsoids (functionally defined objects) poured through a funnel and a tilted tube onto the ground (paper 001).",
+        duration=duration, world={"dt": 1 / 240}, solver={"iterations": iterations},
+        bodies=[ground()] + tube_staves(g) + walls + fdos(rng, p, rolling=0.005))
 
 
 def stack(path, count=10, half=0.1, iterations=30, duration=4.0):
@@ -502,6 +580,7 @@ VALVE_CENTRE = (0.36, 0.0, 0.9 + RESTING)
 SCENES = {
     "ellipsoid_drop.toml": ellipsoid_drop,
     "ellipsoid_tube.toml": ellipsoid_tube,
+    "fdo_tube.toml": fdo_tube,
     "stack.toml": stack,
     "pyramid.toml": pyramid,
     "incline_ball.toml": incline_ball,

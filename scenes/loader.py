@@ -644,6 +644,15 @@ def _make_shape(physics: Any, shape: ShapeSpec | None, meshes: dict | None = Non
             return Compound(parts, frame=frame)
         except ValueError as exc:
             raise ValueError(f'field "{field}.parts": {exc}') from None
+    if shape.type == "fdo":   # one object per function (its mass and mesh computed once)
+        fields = shape.model_dump(exclude={"type"}, exclude_none=True)
+        key = ("fdo", repr(fields))
+        if key not in meshes:
+            try:
+                meshes[key] = physics.SHAPES["fdo"](**fields)
+            except ValueError as exc:
+                raise ValueError(f'field "{field}": {exc}') from None
+        return meshes[key]
     # a primitive: the class of its type (physics.shape.SHAPES), built from the table's fields
     return physics.SHAPES[shape.type](**shape.model_dump(exclude={"type"}))
 

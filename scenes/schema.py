@@ -104,6 +104,12 @@ Shapes (``type`` selects one; capsules and cylinders lie along the body z axis):
 * ``capsule``: ``radius`` > 0, ``half_length`` > 0 (of the cylindrical part)
 * ``cylinder``: ``radius`` > 0, ``half_length`` > 0
 * ``ellipsoid``: ``semi_axes = [a, b, c]``, each > 0
+* ``fdo``: a functionally defined object (paper 001): ``semi_axes = [a, b, c]`` of the base
+  ellipsoid (or ``quadric``, its 10 coefficients k0..k9 of k0 + k1 x + k2 y + k3 z + k4 x^2 +
+  k5 y^2 + k6 z^2 + k7 xy + k8 yz + k9 xz, bounded) and ``perturbations = [{ weight = f,
+  centre = [x, y, z], semi_axes = [a, b, c], quat = [w, x, y, z] }, ...]`` (or ``quadric``
+  instead of centre and semi_axes): F' = F + sum f Q^3 where Q >= 0, positive inside; a bump
+  (f > 0) needs a bounded support
 * ``plane``: no numbers; the half-space z <= 0 of the body frame (the ground), static only
 * ``hull``: the convex hull of ``vertices = [[x, y, z], ...]`` (at least 4 points, not all in
   one plane) or of the vertices of the mesh ``file = "rock.stl"`` (any format trimesh reads:
@@ -393,6 +399,43 @@ class MeshSpec(_Spec):
         return self
 
 
+class PerturbationSpec(_Spec):
+    """One perturbation of an FDO: weight f (> 0 a bump, < 0 a dent) times Q^3 where the
+    perturbing quadric Q >= 0: an ellipsoidal support (centre, semi_axes, quat) or the 10
+    coefficients of Q (physics/fdo.py)."""
+    weight: Real
+    centre: Vec3 | None = None
+    semi_axes: PositiveVec3 | None = None
+    quat: UnitQuat | None = None
+    quadric: Annotated[list[Real], Field(min_length=10, max_length=10)] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "PerturbationSpec":
+        if self.quadric is not None and (self.centre is not None or self.semi_axes is not None
+                                         or self.quat is not None):
+            raise problem((("quadric",), 'give "quadric" or "centre" and "semi_axes", not both'))
+        if self.quadric is None and (self.centre is None or self.semi_axes is None):
+            raise problem((("semi_axes",), 'a perturbation needs "centre" and "semi_axes" '
+                                           '(or "quadric")'))
+        return self
+
+
+class FdoSpec(_Spec):
+    """A functionally defined object (paper 001): the base ellipsoid by `semi_axes` (or a
+    bounded quadric by its 10 coefficients, `quadric`) plus `perturbations`."""
+    type: Literal["fdo"]
+    semi_axes: PositiveVec3 | None = None
+    quadric: Annotated[list[Real], Field(min_length=10, max_length=10)] | None = None
+    perturbations: list[PerturbationSpec] = []
+
+    @model_validator(mode="after")
+    def _one_base(self) -> "FdoSpec":
+        if (self.semi_axes is None) == (self.quadric is None):
+            which = "both" if self.quadric is not None else "neither"
+            raise problem((("semi_axes",), f'give "semi_axes" or "quadric", not {which}'))
+        return self
+
+
 # the shapes a compound part may be
 PART_SHAPES: dict[str, type[_Spec]] = {
     "box": BoxSpec,
@@ -441,10 +484,11 @@ SHAPES: dict[str, type[_Spec]] = {
     "hull": HullSpec,
     "mesh": MeshSpec,
     "compound": CompoundSpec,
+    "fdo": FdoSpec,
 }
 ShapeSpec = Annotated[
     BoxSpec | SphereSpec | CapsuleSpec | CylinderSpec | EllipsoidSpec | PlaneSpec | HullSpec
-    | MeshSpec | CompoundSpec,
+    | MeshSpec | CompoundSpec | FdoSpec,
     Field(discriminator="type"),
 ]
 

@@ -16,7 +16,8 @@ from sharnir.scenes import SCENE_DIR, load_scene
 
 SCENES = sorted(p.stem for p in SCENE_DIR.glob("*.toml"))
 STAT_SECONDS = STAT_CHANNELS.index("seconds")   # (state.solver_stats: the solve's wall time)
-HEAVY = {"ellipsoid_drop", "ellipsoid_tube", "granular_pile", "pyramid"}   # (fewer steps)
+HEAVY = {"ellipsoid_drop", "ellipsoid_tube", "fdo_tube", "granular_pile",
+         "pyramid"}   # (fewer steps)
 
 
 def quiet_load(name):
