@@ -67,10 +67,10 @@ from numba import njit
 from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
+from .fdo import fdo_collide
 from .jit import ENTRY, KERNEL
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
-from .fdo import fdo_collide
 from .shape import BOX, ELLIPSOID, FDO, HULL, PLANE, SPHERE
 from .support import aabb, bounding_radius, extent
 

@@ -481,11 +481,12 @@ def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
 def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
                    backward):
     """One Gauss-Seidel sweep over the first nman manifolds (rows.man_first, points.body,
-    rows.point_rows, rows.man_rows, points.impulse, points.sliding; body velocities v, w); returns the largest dp^2.  It takes
-    arrays, not the named tuples: it runs every iteration, and passing ~80 arrays per call
-    cost more than the sweep of a small scene.  `backward` sweeps the manifolds, and the
-    points of each, in reverse order (alternate sweeps do: a one-way sweep favours the first
-    point of a face, and a stack leans by what that leaves).
+    rows.point_rows, rows.man_rows, points.impulse, points.sliding; body velocities v, w);
+    returns the largest dp^2.  It takes arrays, not the named tuples: it runs every
+    iteration, and passing ~80 arrays per call cost more than the sweep of a small scene.
+    `backward` sweeps the manifolds, and the points of each, in reverse order (alternate
+    sweeps do: a one-way sweep favours the first point of a face, and a stack leans by what
+    that leaves).
 
     A manifold's rows all act on the same two bodies, so their velocities are read once into
     locals, updated there by every row of the manifold and written back at its end; records

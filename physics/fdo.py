@@ -82,8 +82,7 @@ from numba import njit
 
 from . import jit
 from .manifold import _emit, _stack_array
-from .shape import (BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, HULL, PLANE, SPHERE, _ZERO,
-                    quat_matrix)
+from .shape import _ZERO, BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, HULL, PLANE, SPHERE, quat_matrix
 
 _JIT = jit.KERNEL
 
@@ -361,7 +360,7 @@ def surface_mesh(rows):
     """(vertices, faces) of the zero set F' = 0 by marching cubes, wound counter-clockwise
     seen from outside."""
     def compute():
-        from skimage import measure   # lazily: only drawing needs it
+        from skimage import measure  # lazily: only drawing needs it
 
         (xs, ys, zs), h = _grid(rows, MESH_GRID, pad=1)
         X, Y, Z = np.meshgrid(xs, ys, zs, indexing="ij")
@@ -870,7 +869,7 @@ def _pair_smooth(sa, pa, ra, hv, st_a, ct_a, kb, sb, pb, rb, st_b, ct_b,
     ok = False
     depth = 0.0
     A0 = A1 = A2 = B0 = B1 = B2 = 0.0
-    for it in range(PAIR_ITER):
+    for _it in range(PAIR_ITER):
         A0, A1, A2, oka = _smooth_support(FDO, sa, pa, ra, hv, st_a, ct_a, n0, n1, n2,
                                           qa[0], qa[1], qa[2], scale)
         B0, B1, B2, okb = _smooth_support(kb, sb, pb, rb, hv, st_b, ct_b, -n0, -n1, -n2,

@@ -27,7 +27,7 @@ from .motor import (
     TRAJ_SINE,
 )
 from .settings import SETTINGS
-from .shape import PLANE, Compound, Hull, body_frame, framed, mass_properties, matrix_quat
+from .shape import PLANE, Hull, body_frame, framed, mass_properties, matrix_quat
 from .shape import quat_matrix as quat_to_matrix
 from .transforms import quat_mul
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..physics.shape import (
     PLANE,
-    Compound,
     Hull,
     Mesh,
     framed,

@@ -9,8 +9,17 @@ import pytest
 from sharnir.physics import fdo
 from sharnir.physics.convex import convex_contact
 from sharnir.physics.manifold import collide
-from sharnir.physics.shape import (BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, PLANE, Ellipsoid,
-                                    Plane, quat_matrix)
+from sharnir.physics.shape import (
+    BOX,
+    CAPSULE,
+    CYLINDER,
+    ELLIPSOID,
+    FDO,
+    PLANE,
+    Ellipsoid,
+    Plane,
+    quat_matrix,
+)
 from sharnir.physics.world import World
 
 AXES = np.array([0.3, 0.2, 0.1])
