@@ -38,7 +38,7 @@ HISTORY = "## History"
 APP_SECTION = "## App (headless)"
 KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost",
                  "## Robots", "## MuJoCo's humanoid", "## Robot files",
-                 "## Fuzz")  # other scripts
+                 "## Fuzz", "## Against MuJoCo, side by side")  # other scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not
 re-measured here:
