@@ -17,6 +17,7 @@ from imgui_bundle import imgui, implot
 
 from ..physics.model import STAT_ITERATIONS, STAT_SECONDS
 from ..physics.settings import SETTINGS
+from ..physics.threads import available as threads_available
 from ..render.renderer import COLLISION, OVERLAY, VISUALS
 from .commands import ApplyKeyframe, CaptureKeyframe, Reset, ResumeController, Step
 from .panel_state import (
@@ -390,6 +391,15 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
     changed, v = imgui.checkbox("warm start", bool(s["warm_start"]))
     if changed:
         changes["warm_start"] = v
+    most = threads_available()
+    changed, v = imgui.slider_int("threads (0 = all)", min(int(s.get("threads", 0)), most), 0,
+                                  most)
+    if imgui.is_item_hovered():
+        imgui.set_tooltip("threads a step may use for its contacts (physics/partition.py); the "
+                          "results are the same bits for any number,\nonly the speed changes "
+                          f"(this process: at most {most})")
+    if changed:
+        changes["threads"] = v
     changed, v = imgui.input_float("manifold reuse (mm)", float(s["manifold_reuse"]) * 1e3,
                                    0.05, 0.5, "%.3f", imgui.InputTextFlags_.enter_returns_true)
     if imgui.is_item_hovered():

@@ -218,7 +218,8 @@ def request_speed_step(send, current, faster):
 
 def request_settings(send, **changes):
     """Configure the world and solver: dt, gravity, iterations, position_iterations,
-    tolerance, budget_ms, warm_start, manifold_reuse (m), articulation ("sweep" or "tree");
+    tolerance, budget_ms, warm_start, manifold_reuse (m), articulation ("sweep" or "tree"),
+    threads;
     numbers are clamped to their range
     (physics.settings, what the World accepts), a non-number is refused."""
     settings, notes = {}, []

@@ -698,8 +698,18 @@ class Backend:
 
 
 def run_batch(job, batch):
-    """The rows of a batch of tasks (index, sets), run one after the other."""
+    """The rows of a batch of tasks (index, sets), run one after the other, in a worker (of
+    the pool, or Ray's) that takes one core: its steps run on one thread."""
+    _one_thread()
     return [run_one(job, index, sets) for index, sets in batch]
+
+
+def _one_thread():
+    """A worker's steps on one thread (the workers share the cores; and a forked pool worker
+    must not start threads of its own: physics/threads.py). The same rows either way."""
+    from ..physics import threads
+
+    threads.cap(1)
 
 
 def _lost(job, index, message):
@@ -751,6 +761,7 @@ class _Batcher:
 
 def _worker_init(job):
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl+C is the parent's to handle
+    _one_thread()
     warm(job)
 
 

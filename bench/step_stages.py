@@ -70,16 +70,18 @@ def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, 
         t = t1
         if points is not None:
             if touching:
-                S.prepare_contacts(model, state, work, points, rows, settings.dt)
+                S.prepare_contacts(model, state, work, points, rows, settings.dt,
+                                   settings.threads)
         S.apply_forces(model, state, work, settings)
         if points is not None:
             if touching:
-                S.forced_approach(model, state, work, points, rows)
+                S.forced_approach(model, state, work, points, rows, settings.threads)
         S.aim_at_step_end(model, state, work, settings)
         S.warm_start(model, state, work, settings)
         if points is not None:
             if touching:
-                S.warm_start_contacts(model, state, work, points, rows, settings.warm_start)
+                S.warm_start_contacts(model, state, work, points, rows, settings.warm_start,
+                                   settings.threads)
         t1 = now()
         acc[3] += t1 - t
         t = t1

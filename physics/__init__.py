@@ -8,7 +8,7 @@ Imports numpy and numba only (and trimesh, lazily, to build hulls). `World` is t
 from . import cache
 
 cache.register()  # before any kernel module is imported
-
+from . import threads  # noqa: E402, F401 (before numba starts its threads: the wait policy)
 from .checkpoint import Checkpoint, CheckpointError  # noqa: E402
 from .errors import (  # noqa: E402
     BoundError,

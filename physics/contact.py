@@ -71,6 +71,7 @@ from .fdo import fdo_collide
 from .jit import ENTRY, KERNEL
 from .manifold import collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
+from .partition import make_partition
 from .shape import BOX, ELLIPSOID, FDO, HULL, PLANE, SPHERE
 from .support import aabb, bounding_radius, extent
 
@@ -145,6 +146,12 @@ ContactRows = namedtuple("ContactRows", [
     "man_rows",       # (cap, PACK_M) the packed anchors (see M_DIR ...)
     "man_tree",       # (cap,) int64 the manifold's first row in a tree block
                       #   (articulation.py), -1: swept by solve_contacts
+    # the manifolds in units that threads sweep at once (partition.py)
+    "part_order",     # (cap,) int64 manifolds, unit by unit
+    "part_unit",      # (cap,) int64 each manifold's unit
+    "part_start",     # (UNITS + 1,) int64 unit u: part_order[part_start[u]:part_start[u + 1]]
+    "part_bin",       # (HISTOGRAM,) int64 scratch: the slab of each bin, then cursors
+    "part_worst",     # (UNITS,) each unit's largest dp^2 in the last sweep
 ])
 
 ContactScratch = namedtuple("ContactScratch", [
@@ -217,7 +224,8 @@ def make_contacts(ngeom, cap=64, pcap=64):
         tangent=np.zeros((cap, 2, 3)), point_rows=np.zeros((cap, PACK_N)),
         approach=np.zeros((cap, 2)), state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
-        man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64))
+        man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64),
+        **make_partition(cap))
     scratch = ContactScratch(
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),

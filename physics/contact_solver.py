@@ -81,7 +81,7 @@ opposite.
 """
 import math
 
-from numba import njit
+from numba import njit, prange
 
 from .contact import (
     AXIS,
@@ -115,7 +115,7 @@ from .contact import (
     WRENCH_FORCE,
     WRENCH_TORQUE,
 )
-from .jit import KERNEL
+from .jit import KERNEL, PARALLEL
 from .math3 import cross, mat_vec, quat_rotate, quat_rotated
 from .model import (
     REGION_AXES,
@@ -125,6 +125,7 @@ from .model import (
     REGION_MU,
     REGION_POINT,
 )
+from .partition import PHASES, partition_manifolds, phase_threaded, phase_units, threaded
 
 _JIT = KERNEL
 
@@ -201,14 +202,11 @@ def _regions_mu(body_region, region_param, body_pos, body_rot, point, impulse, f
 
 # ---- rows -------------------------------------------------------------------------------------
 @njit(**_JIT)
-def prepare_contacts(model, state, work, points, rows, h):
+def prepare_contacts(model, state, work, points, rows, h, threads):
     """Group the points into manifolds and pack their rows: arms, tangents, effective masses,
     materials, approach speeds and normal targets, at the poses of time t and the velocities
-    before this step's forces."""
-    iiw = work.body_inv_inertia_world
-    ima = model.body_inv_mass
-    cs = (points.geom, points.point, points.depth, rows.material, rows.arm,
-          rows.tangent, rows.point_rows, rows.approach, rows.state)
+    before this step's forces; then split the manifolds into units (partition.py). Each
+    manifold's rows depend on it alone: they are packed on the step's threads."""
     count = points.count[0]
     nman = 0
     first = 0
@@ -217,66 +215,94 @@ def prepare_contacts(model, state, work, points, rows, h):
         end = first + 1
         while end < count and points.geom[end, 0] == ga and points.geom[end, 1] == gb:
             end += 1
-        a, b = points.body[first, 0], points.body[first, 1]
-        n0, n1, n2 = points.normal[first, 0], points.normal[first, 1], points.normal[first, 2]
-        n = (n0, n1, n2)
-        # tangents: t1 across the axis least aligned with n
-        if abs(n0) < 0.57735:
-            t1 = cross(n, (1.0, 0.0, 0.0))
-        elif abs(n1) < 0.57735:
-            t1 = cross(n, (0.0, 1.0, 0.0))
-        else:
-            t1 = cross(n, (0.0, 0.0, 1.0))
-        s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
-        t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
-        t2 = cross(n, t1)
-        gm = model.geom_material
-        mu1 = mu2 = max(gm[ga, MU], gm[gb, MU])
-        g = ga if gm[ga, MU_ALONG] >= 0.0 else (gb if gm[gb, MU_ALONG] >= 0.0 else -1)
-        if g >= 0:   # anisotropic: t1 along the axis projected onto the contact plane
-            other = gb if g == ga else ga
-            ax = mat_vec(work.body_rot[model.geom_body[g]],
-                         (gm[g, AXIS], gm[g, AXIS + 1], gm[g, AXIS + 2]))
-            an = ax[0] * n0 + ax[1] * n1 + ax[2] * n2
-            u = (ax[0] - an * n0, ax[1] - an * n1, ax[2] - an * n2)
-            ul = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-            if ul > 1e-6:   # (an axis along n leaves the plane isotropic)
-                t1 = (u[0] / ul, u[1] / ul, u[2] / ul)
-                t2 = cross(n, t1)
-                mu1 = max(gm[g, MU_ALONG], gm[other, MU])
-                mu2 = max(gm[g, MU], gm[other, MU])
-        if model.body_region[a, 1] > 0 or model.body_region[b, 1] > 0:
-            # friction regions (isotropic where they hold): the points' coefficients
-            mu1 = mu2 = _regions_mu(model.body_region, model.region_param, state.body_pos,
-                                    work.body_rot, points.point, points.impulse, first,
-                                    end, a, b, gm[ga, MU], gm[gb, MU])
-        c0 = c1 = c2 = 0.0
-        for c in range(first, end):
-            _prepare_point(cs, gm, state.body_pos, state.body_vel, state.body_angvel, iiw, ima,
-                           c, a, b, n, t1, t2, h)
-            c0 += points.point[c, 0]
-            c1 += points.point[c, 1]
-            c2 += points.point[c, 2]
-        rbar = 0.0
-        if end - first > 1:
-            k = 1.0 / (end - first)
-            c0, c1, c2 = c0 * k, c1 * k, c2 * k
-            for c in range(first, end):
-                rbar += math.sqrt((points.point[c, 0] - c0) ** 2
-                                  + (points.point[c, 1] - c1) ** 2
-                                  + (points.point[c, 2] - c2) ** 2)
-            rbar *= k
-        ra = (c0 - state.body_pos[a, 0], c1 - state.body_pos[a, 1], c2 - state.body_pos[a, 2])
-        rb = (c0 - state.body_pos[b, 0], c1 - state.body_pos[b, 1], c2 - state.body_pos[b, 2])
-        mat = rows.material[first]
-        _pack_anchor(rows.man_rows[nman], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
-                     mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
         rows.man_first[nman] = first
         rows.man_tree[nman] = -1   # (articulation.prepare_trees may take it)
         nman += 1
         first = end
     rows.man_first[nman] = count
     rows.man_count[0] = nman
+    cs = (points.geom, points.point, points.depth, rows.material, rows.arm,
+          rows.tangent, rows.point_rows, rows.approach, rows.state)
+    bodies = (state.body_pos, state.body_vel, state.body_angvel, work.body_rot,
+              work.body_inv_inertia_world, model.body_inv_mass, model.body_region)
+    geoms = (model.geom_material, model.geom_body, model.region_param)
+    if threaded(nman, threads):
+        _pack_all(nman, rows.man_first, points.body, points.normal, points.impulse,
+                  rows.man_rows, cs, bodies, geoms, h)
+    else:
+        for m in range(nman):
+            _pack_manifold(m, rows.man_first, points.body, points.normal, points.impulse,
+                           rows.man_rows, cs, bodies, geoms, h)
+    partition_manifolds(nman, rows.man_first, points.body, state.body_pos,
+                        model.body_inv_mass, rows.part_order, rows.part_unit,
+                        rows.part_start, rows.part_bin)
+
+
+@njit(**PARALLEL)
+def _pack_all(nman, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h):
+    for m in prange(nman):
+        _pack_manifold(m, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h)
+
+
+@njit(**_JIT)
+def _pack_manifold(m, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h):
+    """Manifold m's rows: its points' (_prepare_point) and its anchor's. cs: as
+    _prepare_point's; bodies: (body_pos, vel, angvel, body_rot, inv_inertia_world, inv_mass,
+    body_region); geoms: (geom_material, geom_body, region_param)."""
+    body_pos, vel, angvel, body_rot, iiw, ima, body_region = bodies
+    gm, geom_body, region_param = geoms
+    geom, point, material = cs[0], cs[1], cs[3]
+    first, end = man_first[m], man_first[m + 1]
+    ga, gb = geom[first, 0], geom[first, 1]
+    a, b = body[first, 0], body[first, 1]
+    n0, n1, n2 = normal[first, 0], normal[first, 1], normal[first, 2]
+    n = (n0, n1, n2)
+    # tangents: t1 across the axis least aligned with n
+    if abs(n0) < 0.57735:
+        t1 = cross(n, (1.0, 0.0, 0.0))
+    elif abs(n1) < 0.57735:
+        t1 = cross(n, (0.0, 1.0, 0.0))
+    else:
+        t1 = cross(n, (0.0, 0.0, 1.0))
+    s = 1.0 / math.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+    t1 = (t1[0] * s, t1[1] * s, t1[2] * s)
+    t2 = cross(n, t1)
+    mu1 = mu2 = max(gm[ga, MU], gm[gb, MU])
+    g = ga if gm[ga, MU_ALONG] >= 0.0 else (gb if gm[gb, MU_ALONG] >= 0.0 else -1)
+    if g >= 0:   # anisotropic: t1 along the axis projected onto the contact plane
+        other = gb if g == ga else ga
+        ax = mat_vec(body_rot[geom_body[g]], (gm[g, AXIS], gm[g, AXIS + 1], gm[g, AXIS + 2]))
+        an = ax[0] * n0 + ax[1] * n1 + ax[2] * n2
+        u = (ax[0] - an * n0, ax[1] - an * n1, ax[2] - an * n2)
+        ul = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+        if ul > 1e-6:   # (an axis along n leaves the plane isotropic)
+            t1 = (u[0] / ul, u[1] / ul, u[2] / ul)
+            t2 = cross(n, t1)
+            mu1 = max(gm[g, MU_ALONG], gm[other, MU])
+            mu2 = max(gm[g, MU], gm[other, MU])
+    if body_region[a, 1] > 0 or body_region[b, 1] > 0:
+        # friction regions (isotropic where they hold): the points' coefficients
+        mu1 = mu2 = _regions_mu(body_region, region_param, body_pos, body_rot, point, impulse,
+                                first, end, a, b, gm[ga, MU], gm[gb, MU])
+    c0 = c1 = c2 = 0.0
+    for c in range(first, end):
+        _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, h)
+        c0 += point[c, 0]
+        c1 += point[c, 1]
+        c2 += point[c, 2]
+    rbar = 0.0
+    if end - first > 1:
+        k = 1.0 / (end - first)
+        c0, c1, c2 = c0 * k, c1 * k, c2 * k
+        for c in range(first, end):
+            rbar += math.sqrt((point[c, 0] - c0) ** 2 + (point[c, 1] - c1) ** 2
+                              + (point[c, 2] - c2) ** 2)
+        rbar *= k
+    ra = (c0 - body_pos[a, 0], c1 - body_pos[a, 1], c2 - body_pos[a, 2])
+    rb = (c0 - body_pos[b, 0], c1 - body_pos[b, 1], c2 - body_pos[b, 2])
+    mat = material[first]
+    _pack_anchor(man_rows[m], ima[a], ima[b], iiw[a], iiw[b], ra, rb, n, t1, t2,
+                 mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
 
 
 @njit(**_JIT)
@@ -364,22 +390,30 @@ def _row_velocity(rec, d, j, v, w, a, b):
 
 @njit(inline="always", **_JIT)
 def _row_apply(rec, d, j, lam, ima, imb, v, w, a, b):
-    """Impulse lam along that row: -lam u on A, +lam u on B at the point."""
+    """Impulse lam along that row: -lam u on A, +lam u on B at the point (a body that does
+    not move, inverse mass 0, is not written: other threads read it)."""
     la, lb = lam * ima, lam * imb
-    for q in range(3):
-        v[a, q] -= la * rec[d + q]
-        v[b, q] += lb * rec[d + q]
-        w[a, q] -= lam * rec[j + 6 + q]
-        w[b, q] += lam * rec[j + 9 + q]
+    if ima > 0.0:
+        for q in range(3):
+            v[a, q] -= la * rec[d + q]
+            w[a, q] -= lam * rec[j + 6 + q]
+    if imb > 0.0:
+        for q in range(3):
+            v[b, q] += lb * rec[d + q]
+            w[b, q] += lam * rec[j + 9 + q]
 
 
 @njit(inline="always", **_JIT)
 def _angular_apply(rec, k, lam, w, a, b):
-    """Angular impulse lam about the anchor's axis k (0 t1, 1 t2, 2 n)."""
+    """Angular impulse lam about the anchor's axis k (0 t1, 1 t2, 2 n); as _row_apply, a
+    body that does not move is not written."""
     base = M_ANG + 6 * k
-    for q in range(3):
-        w[a, q] -= lam * rec[base + q]
-        w[b, q] += lam * rec[base + 3 + q]
+    if rec[M_IMA] > 0.0:
+        for q in range(3):
+            w[a, q] -= lam * rec[base + q]
+    if rec[M_IMB] > 0.0:
+        for q in range(3):
+            w[b, q] += lam * rec[base + 3 + q]
 
 
 @njit(**_JIT)
@@ -394,42 +428,79 @@ def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def forced_approach(model, state, work, points, rows):
+def forced_approach(model, state, work, points, rows, threads):
     """Cdot_n after this step's forces (gravity), before any impulse: with the speed at
     detection it gives the speed at the moment of impact inside the step."""
-    for c in range(points.count[0]):
-        a, b = points.body[c, 0], points.body[c, 1]
-        ra = (rows.arm[c, 0, 0], rows.arm[c, 0, 1], rows.arm[c, 0, 2])
-        rb = (rows.arm[c, 1, 0], rows.arm[c, 1, 1], rows.arm[c, 1, 2])
-        n = points.normal[c]
-        rows.approach[c, 1] = _point_velocity(state.body_vel, state.body_angvel, a, b, ra, rb,
-                                                  n[0], n[1], n[2])
+    args = (points.body, points.normal, rows.arm, rows.approach, state.body_vel,
+            state.body_angvel)
+    if threaded(points.count[0], threads):
+        _approach_all(points.count[0], args)
+    else:
+        for c in range(points.count[0]):
+            _approach(c, args)
+
+
+@njit(**PARALLEL)
+def _approach_all(count, args):
+    for c in prange(count):
+        _approach(c, args)
 
 
 @njit(**_JIT)
-def warm_start_contacts(model, state, work, points, rows, warm):
-    """Apply last step's impulses (clamped to this step's cones), or drop them."""
-    v, w = state.body_vel, state.body_angvel
-    first = rows.man_first
-    for m in range(rows.man_count[0]):
+def _approach(c, args):
+    body, normal, arm, approach, vel, angvel = args
+    a, b = body[c, 0], body[c, 1]
+    ra = (arm[c, 0, 0], arm[c, 0, 1], arm[c, 0, 2])
+    rb = (arm[c, 1, 0], arm[c, 1, 1], arm[c, 1, 2])
+    approach[c, 1] = _point_velocity(vel, angvel, a, b, ra, rb, normal[c, 0], normal[c, 1],
+                                     normal[c, 2])
+
+
+@njit(**_JIT)
+def warm_start_contacts(model, state, work, points, rows, warm, threads):
+    """Apply last step's impulses (clamped to this step's cones), or drop them; unit by unit
+    (partition.py), the units of a phase on the step's threads."""
+    if not warm:
+        for c in range(points.count[0]):
+            for q in range(6):
+                points.impulse[c, q] = 0.0
+        return
+    args = (rows.man_first, points.body, points.impulse, rows.point_rows, rows.man_rows,
+            state.body_vel, state.body_angvel, rows.part_order)
+    for phase in range(PHASES):
+        u0, n = phase_units(phase, False)
+        if phase_threaded(rows.part_start, u0, n, threads):
+            _warm_phase(u0, n, rows.part_start, args)
+        else:
+            for u in range(u0, u0 + n):
+                _warm_unit(rows.part_start[u], rows.part_start[u + 1], args)
+
+
+@njit(**PARALLEL)
+def _warm_phase(u0, n, part_start, args):
+    for i in prange(n):
+        _warm_unit(part_start[u0 + i], part_start[u0 + i + 1], args)
+
+
+@njit(**_JIT)
+def _warm_unit(k0, k1, args):
+    """Warm start of manifolds part_order[k0:k1]."""
+    first, body, impulse, point_rows, man_rows, v, w, part_order = args
+    for k in range(k0, k1):
+        m = part_order[k]
         f0, f1 = first[m], first[m + 1]
-        a, b = points.body[f0, 0], points.body[f0, 1]
+        a, b = body[f0, 0], body[f0, 1]
         total = 0.0
         for c in range(f0, f1):
-            p = points.impulse[c]
-            if not warm:
-                p[:] = 0.0
-                continue
+            p = impulse[c]
             pn = max(p[P_N], 0.0)
             p[P_N] = pn
             total += pn
-            rec = rows.point_rows[c]
+            rec = point_rows[c]
             if pn != 0.0:
                 _row_apply(rec, N_DIR, N_LIN, pn, rec[N_IMA], rec[N_IMB], v, w, a, b)
-        if not warm:
-            continue
-        rec = rows.man_rows[m]
-        p = points.impulse[f0]
+        rec = man_rows[m]
+        p = impulse[f0]
         _clamp_ellipse(p, P_T1, rec[M_MU], rec[M_MU2], total)
         _clamp_disk(p, P_R1, rec[M_ROLL] * total)
         p[P_S] = min(max(p[P_S], -rec[M_TWIST] * total), rec[M_TWIST] * total)
@@ -437,9 +508,9 @@ def warm_start_contacts(model, state, work, points, rows, warm):
             if p[P_T1 + r] != 0.0:
                 _row_apply(rec, M_DIR + 3 + 3 * r, M_LIN + 12 * r, p[P_T1 + r], rec[M_IMA],
                            rec[M_IMB], v, w, a, b)
-        for k in range(3):
-            if p[P_R1 + k] != 0.0:
-                _angular_apply(rec, k, p[P_R1 + k], w, a, b)
+        for q in range(3):
+            if p[P_R1 + q] != 0.0:
+                _angular_apply(rec, q, p[P_R1 + q], w, a, b)
 
 
 @njit(**_JIT)
@@ -478,23 +549,55 @@ def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-                   backward):
-    """One Gauss-Seidel sweep over the first nman manifolds (rows.man_first, points.body,
-    rows.point_rows, rows.man_rows, points.impulse, points.sliding; body velocities v, w);
-    returns the largest dp^2.  It takes arrays, not the named tuples: it runs every
-    iteration, and passing ~80 arrays per call cost more than the sweep of a small scene.
-    `backward` sweeps the manifolds, and the points of each, in reverse order (alternate
-    sweeps do: a one-way sweep favours the first point of a face, and a stack leans by what
-    that leaves).
+def solve_contacts(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, backward,
+                   part_order, part_start, part_worst, threads):
+    """One Gauss-Seidel sweep over the manifolds (rows.man_first, points.body,
+    rows.point_rows, rows.man_rows, rows.man_tree, points.impulse, points.sliding; body
+    velocities v, w), unit by unit (partition.py: rows.part_order, part_start, part_worst),
+    the units of a phase on the step's threads; returns the largest dp^2.  It takes arrays,
+    not the named tuples: it runs every iteration, and passing ~80 arrays per call cost more
+    than the sweep of a small scene.
+    `backward` sweeps the phases, the manifolds of each unit and the points of each manifold
+    in reverse order (alternate sweeps do: a one-way sweep favours the first point of a face,
+    and a stack leans by what that leaves)."""
+    worst = 0.0
+    for phase in range(PHASES):
+        u0, n = phase_units(phase, backward)
+        if phase_threaded(part_start, u0, n, threads):
+            _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                         backward, part_order, part_start, part_worst)
+        else:
+            for u in range(u0, u0 + n):
+                part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body,
+                                            rows, man_rows, man_tree, impulse, sliding, v, w,
+                                            backward, part_order)
+        for u in range(u0, u0 + n):
+            worst = max(worst, part_worst[u])
+    return worst
+
+
+@njit(**PARALLEL)
+def _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                 backward, part_order, part_start, part_worst):
+    for i in prange(n):
+        u = u0 + i
+        part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
+                                    man_rows, man_tree, impulse, sliding, v, w, backward,
+                                    part_order)
+
+
+@njit(**_JIT)
+def _sweep_unit(lo, hi, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                backward, part_order):
+    """The sweep over manifolds part_order[lo:hi] (reversed if backward); the largest dp^2.
 
     A manifold's rows all act on the same two bodies, so their velocities are read once into
     locals, updated there by every row of the manifold and written back at its end; records
     are indexed in place (rows[c, k], not a view rows[c]: a view costs a reference count,
     and dropping them took the pyramid's sweep from 45 to 37 us, measured)."""
     worst = 0.0
-    for i in range(nman):
-        m = nman - 1 - i if backward else i
+    for i in range(hi - lo):
+        m = part_order[hi - 1 - i if backward else lo + i]
         if man_tree[m] >= 0:
             continue   # a tree block's (articulation.py)
         f0, f1 = first[m], first[m + 1]
@@ -626,10 +729,12 @@ def solve_contacts(nman, first, body, rows, man_rows, man_tree, impulse, sliding
             wb1 += d * man_rows[m, k + 4]
             wb2 += d * man_rows[m, k + 5]
             worst = max(worst, d * d)
-        v[a, 0], v[a, 1], v[a, 2] = va0, va1, va2
-        v[b, 0], v[b, 1], v[b, 2] = vb0, vb1, vb2
-        w[a, 0], w[a, 1], w[a, 2] = wa0, wa1, wa2
-        w[b, 0], w[b, 1], w[b, 2] = wb0, wb1, wb2
+        if ima > 0.0:   # (a body that does not move is not written: other threads read it)
+            v[a, 0], v[a, 1], v[a, 2] = va0, va1, va2
+            w[a, 0], w[a, 1], w[a, 2] = wa0, wa1, wa2
+        if imb > 0.0:
+            v[b, 0], v[b, 1], v[b, 2] = vb0, vb1, vb2
+            w[b, 0], w[b, 1], w[b, 2] = wb0, wb1, wb2
     return worst
 
 
@@ -675,54 +780,84 @@ def restitution(model, state, work, points, rows, h):
 
 
 @njit(**_JIT)
-def solve_contact_positions(model, state, work, points, rows):
-    """One nonlinear Gauss-Seidel sweep removing overlap (poses only); returns the largest
-    overlap left beyond the slop before this sweep's corrections (> 0 whenever the sweep
-    moved anything)."""
+def solve_contact_positions(model, state, work, points, rows, threads):
+    """One nonlinear Gauss-Seidel sweep removing overlap (poses only), unit by unit
+    (partition.py), the units of a phase on the step's threads; returns the largest overlap
+    left beyond the slop before this sweep's corrections (> 0 whenever the sweep moved
+    anything)."""
+    args = (rows.man_first, points.body, points.normal, points.local, rows.state, rows.bounce,
+            state.body_pos, state.body_quat, model.body_inv_mass,
+            work.body_inv_inertia_world, rows.part_order)
     worst = 0.0
-    ima, iiw = model.body_inv_mass, work.body_inv_inertia_world
-    for c in range(points.count[0]):
-        a, b = points.body[c, 0], points.body[c, 1]
-        n0, n1, n2 = points.normal[c, 0], points.normal[c, 1], points.normal[c, 2]
-        qa, qb = state.body_quat[a], state.body_quat[b]
-        la, lb = points.local[c, 0], points.local[c, 1]
-        ra = quat_rotate(qa, la)
-        rb = quat_rotate(qb, lb)
-        xa, xb = state.body_pos[a], state.body_pos[b]
-        d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
-             + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
-        if rows.state[c] == BOUNCED:
-            # place the bounce once, exactly (either way along n), then a normal point
-            err = d + rows.bounce[c]
-            rows.state[c] = 0
-            if err == 0.0:
-                continue
-            worst = max(worst, abs(err))
-            factor = 1.0
+    for phase in range(PHASES):
+        u0, n = phase_units(phase, False)
+        if phase_threaded(rows.part_start, u0, n, threads):
+            _positions_phase(u0, n, rows.part_start, rows.part_worst, args)
         else:
-            err = d - LINEAR_SLOP
-            if err <= 0.0:
+            for u in range(u0, u0 + n):
+                rows.part_worst[u] = _positions_unit(rows.part_start[u],
+                                                     rows.part_start[u + 1], args)
+        for u in range(u0, u0 + n):
+            worst = max(worst, rows.part_worst[u])
+    return worst
+
+
+@njit(**PARALLEL)
+def _positions_phase(u0, n, part_start, part_worst, args):
+    for i in prange(n):
+        part_worst[u0 + i] = _positions_unit(part_start[u0 + i], part_start[u0 + i + 1], args)
+
+
+@njit(**_JIT)
+def _positions_unit(k0, k1, args):
+    """The position sweep over the points of manifolds part_order[k0:k1]."""
+    first, body, normal, local, cstate, bounce, body_pos, body_quat, ima, iiw, part_order = args
+    worst = 0.0
+    for k in range(k0, k1):
+        m = part_order[k]
+        for c in range(first[m], first[m + 1]):
+            a, b = body[c, 0], body[c, 1]
+            n0, n1, n2 = normal[c, 0], normal[c, 1], normal[c, 2]
+            qa, qb = body_quat[a], body_quat[b]
+            la, lb = local[c, 0], local[c, 1]
+            ra = quat_rotate(qa, la)
+            rb = quat_rotate(qb, lb)
+            xa, xb = body_pos[a], body_pos[b]
+            d = (n0 * (xa[0] + ra[0] - xb[0] - rb[0]) + n1 * (xa[1] + ra[1] - xb[1] - rb[1])
+                 + n2 * (xa[2] + ra[2] - xb[2] - rb[2]))
+            if cstate[c] == BOUNCED:
+                # place the bounce once, exactly (either way along n), then a normal point
+                err = d + bounce[c]
+                cstate[c] = 0
+                if err == 0.0:
+                    continue
+                worst = max(worst, abs(err))
+                factor = 1.0
+            else:
+                err = d - LINEAR_SLOP
+                if err <= 0.0:
+                    continue
+                worst = max(worst, err)
+                factor = POSITION_FACTOR
+            ca = cross(ra, (n0, n1, n2))
+            cb = cross(rb, (n0, n1, n2))
+            kk = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
+                  + _quad(iiw[b], cb[0], cb[1], cb[2]))
+            if kk <= 1e-300:
                 continue
-            worst = max(worst, err)
-            factor = POSITION_FACTOR
-        ca = cross(ra, (n0, n1, n2))
-        cb = cross(rb, (n0, n1, n2))
-        k = (ima[a] + ima[b] + _quad(iiw[a], ca[0], ca[1], ca[2])
-             + _quad(iiw[b], cb[0], cb[1], cb[2]))
-        if k <= 1e-300:
-            continue
-        lam = min(max(factor * err, -MAX_CORRECTION), MAX_CORRECTION) / k
-        # A moves along -n, B along +n; each turns about its own arm
-        for q in range(3):
-            nq = (n0, n1, n2)[q]
-            xa[q] -= ima[a] * lam * nq
-            xb[q] += ima[b] * lam * nq
-        if ima[a] > 0.0:
-            ta = mat_vec(iiw[a], ca)
-            _turn(qa, -lam * ta[0], -lam * ta[1], -lam * ta[2])
-        if ima[b] > 0.0:
-            tb = mat_vec(iiw[b], cb)
-            _turn(qb, lam * tb[0], lam * tb[1], lam * tb[2])
+            lam = min(max(factor * err, -MAX_CORRECTION), MAX_CORRECTION) / kk
+            # A moves along -n, B along +n; each turns about its own arm (a body that does
+            # not move is not written: other threads read it)
+            if ima[a] > 0.0:
+                for q in range(3):
+                    xa[q] -= ima[a] * lam * (n0, n1, n2)[q]
+                ta = mat_vec(iiw[a], ca)
+                _turn(qa, -lam * ta[0], -lam * ta[1], -lam * ta[2])
+            if ima[b] > 0.0:
+                for q in range(3):
+                    xb[q] += ima[b] * lam * (n0, n1, n2)[q]
+                tb = mat_vec(iiw[b], cb)
+                _turn(qb, lam * tb[0], lam * tb[1], lam * tb[2])
     return worst
 
 

@@ -18,6 +18,7 @@ same settings, traced), _config (the bounds, for the messages) and _bodies and _
 names).
 """
 import math
+import time
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from .solver import (
     TRACE_TURN,
     step_many,
 )
+from .threads import use as use_threads
 
 REPLAY_STEPS = 1024   # most steps of one kernel call: a call gone non-finite is replayed
                       # from its start to name the stage (nonfinite_stage)
@@ -95,6 +97,13 @@ def kernel_steps(world, model, state, work, settings, n, rec):
     """Up to n steps of `world` in kernel calls (growing its contact arrays when they
     overflow): (steps done, status of the last)."""
     done, status = 0, OVERFLOW
+    threads = world._threads.pick(world._config["threads"])
+    use_threads(threads)   # (numba keeps the count per calling thread)
+    if settings.threads != threads:
+        settings = settings._replace(threads=threads)
+        world._settings = world._settings._replace(threads=threads)
+        world._traced = world._traced._replace(threads=threads)
+    start = time.perf_counter()
     while status == OVERFLOW:
         try:
             k, status = step_many(model, state, work, *contact_args(world._contacts),
@@ -111,6 +120,7 @@ def kernel_steps(world, model, state, work, settings, n, rec):
         if status == OVERFLOW:  # more pairs or points than the arrays hold: grow, go on
             assert world._contacts is not None
             world._contacts = grown(world._contacts, model.geom_kind.shape[0])
+    world._threads.record(threads, time.perf_counter() - start, done)
     return done, status
 
 

@@ -37,6 +37,9 @@ KERNEL = dict(ENTRY, no_cpython_wrapper=True, no_cfunc_wrapper=True)   # only fr
 INLINE = dict(KERNEL, inline="always", cache=False)
 STAGE = INLINE                               # (see above: the tuples passed by value)
 ALLOCATING = dict(KERNEL, _nrt=True)   # (explicit: callees inherit it)
+# a loop over units that threads run at once (numba.prange; partition.py): only the loop, its
+# body a KERNEL call (numba compiles a parallel function's loops apart, slowly)
+PARALLEL = dict(KERNEL, parallel=True)
 
 
 @njit(**INLINE)

@@ -230,12 +230,15 @@ Settings = namedtuple("Settings", [
     "trace",                 # bool: check the bodies after every stage of the step and name
                              #   the first that left one non-finite or beyond the speed bounds
                              #   (solver.trace_bodies; World replays a step gone non-finite so)
+    "threads",               # int: threads the step's parallel loops run on (physics/threads.py
+                             #   sets it per call; 1: no parallel region is entered at all)
 ])
 
 
 def make_settings(dt, gravity, iterations, position_iterations, tolerance, budget_ms, warm_start,
                   manifold_reuse, max_speed, max_angular_speed, max_joint_gap,
-                  max_joint_angle_gap, max_energy_gain, articulation="sweep", trace=False):
+                  max_joint_angle_gap, max_energy_gain, articulation="sweep", trace=False,
+                  threads=1):
     """Settings with the exact scalar types the kernels are compiled for."""
     g = tuple(float(x) for x in gravity)
     return Settings(float(dt), (g[0], g[1], g[2]), int(iterations), int(position_iterations),
@@ -243,7 +246,7 @@ def make_settings(dt, gravity, iterations, position_iterations, tolerance, budge
                     float(manifold_reuse), ARTICULATIONS.index(articulation),
                     float(max_speed), float(max_angular_speed),
                     float(max_joint_gap), float(max_joint_angle_gap), float(max_energy_gain),
-                    bool(trace))
+                    bool(trace), int(threads))
 
 
 def make_state(nbody, njoint, nmotor=0):

@@ -157,6 +157,9 @@ SETTINGS = dict([
              "start each step from the last step's impulses"),
     _setting("manifold_reuse", "float", 0.0, 0.0025, "m", 2e-4,
              "a touching pair that moved less keeps its contact points, 0 = off"),
+    _setting("threads", "int", 0, 1024, "", 0,
+             "threads a step may use (the same results for any number), "
+             "0 = every core while faster than one"),
     _setting("articulation", "choice", 0, 1, "", "sweep",
              "a jointed tree's rows: swept row by row, or one exact block (tree)",
              choices=ARTICULATIONS),
@@ -185,7 +188,8 @@ SETTINGS = dict([
 WORLD_SETTINGS = ("dt", "gravity", "iterations", "position_iterations", "tolerance",
                   "budget_ms", "warm_start", "manifold_reuse", "articulation", "max_speed",
                   "max_angular_speed", "max_joint_gap", "max_joint_angle_gap",
-                  "max_energy_gain")
+                  "max_energy_gain", "threads")
+HOST_SETTINGS = ("threads",)   # of those, the ones Python applies, not the kernels
 
 
 def check(name, value):

@@ -62,7 +62,7 @@ finite or a body beyond the speed bounds (World names it in its error: guard.py)
 """
 import math
 
-from numba import njit
+from numba import njit, prange
 
 from .articulation import (
     MAX_REFACTOR,
@@ -113,7 +113,7 @@ from .contact_solver import (
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
 from .damper import any_positive, prepare_dampers, solve_dampers, warm_start_dampers
 from .energy import energy_before, energy_jump
-from .jit import ENTRY, INLINE, KERNEL, STAGE, copy_rows
+from .jit import ENTRY, INLINE, KERNEL, PARALLEL, STAGE, copy_rows
 from .joint import (
     BLOCK_KIND,
     BLOCK_ROWS,
@@ -180,6 +180,7 @@ from .motor import (
     solve_motors,
     warm_start_motors,
 )
+from .partition import BODY_SHARE, threaded
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -283,31 +284,52 @@ def free_motion(model, state, work, settings):
                                                  and model.body_kind[b] == DYNAMIC):
             turn[a] = TURN_RATE
             turn[b] = TURN_RATE
-    for i in range(model.body_kind.shape[0]):
-        quat_to_mat(state.body_quat[i], R[i])
-        kind = model.body_kind[i]
-        if kind != DYNAMIC:
-            turn[i] = TURN_RATE
-            iiw[i, :, :] = 0.0
-            if kind == STATIC:
-                state.body_vel[i, :] = 0.0
-                state.body_angvel[i, :] = 0.0
-            continue
-        world_inverse_inertia(R[i], model.body_inv_inertia[i], iiw[i])
-        q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
-              state.body_quat[i, 3])
-        L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        w = mat_vec(iiw[i], L)
-        if turn[i] == TURN_RATE and model.body_island[i] < 0:   # in no joint
-            if h * h * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > FAST_TURN * FAST_TURN:
-                turn[i] = TURN_FAST
-            else:
-                v = rotation_vector(quat_mul(free_rotation(q0, L, model.body_inv_inertia[i], h),
-                                             (q0[0], -q0[1], -q0[2], -q0[3])))
-                w = (v[0] / h, v[1] / h, v[2] / h)
-        for q in range(3):
-            state.body_angvel[i, q] = w[q]
-            work.body_free_angvel[i, q] = w[q]
+    # each body on its own: on the step's threads where there are many
+    bodies = (model.body_kind, model.body_island, model.body_inv_inertia, state.body_quat,
+              state.body_angmom, state.body_vel, state.body_angvel, R, iiw, turn,
+              work.body_free_angvel)
+    nbody = model.body_kind.shape[0]
+    if threaded(nbody // BODY_SHARE, settings.threads):
+        _free_bodies(nbody, bodies, h)
+    else:
+        for i in range(nbody):
+            _free_body(i, bodies, h)
+
+
+@njit(**PARALLEL)
+def _free_bodies(nbody, bodies, h):
+    for i in prange(nbody):
+        _free_body(i, bodies, h)
+
+
+@njit(**_JIT)
+def _free_body(i, bodies, h):
+    """Body i's rotation matrix, world inverse inertia and starting angular velocity
+    (free_motion)."""
+    kinds, island, inv_inertia, quat, angmom, vel, angvel, R, iiw, turn, free_angvel = bodies
+    quat_to_mat(quat[i], R[i])
+    kind = kinds[i]
+    if kind != DYNAMIC:
+        turn[i] = TURN_RATE
+        iiw[i, :, :] = 0.0
+        if kind == STATIC:
+            vel[i, :] = 0.0
+            angvel[i, :] = 0.0
+        return
+    world_inverse_inertia(R[i], inv_inertia[i], iiw[i])
+    q0 = (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+    L = (angmom[i, 0], angmom[i, 1], angmom[i, 2])
+    w = mat_vec(iiw[i], L)
+    if turn[i] == TURN_RATE and island[i] < 0:   # in no joint
+        if h * h * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > FAST_TURN * FAST_TURN:
+            turn[i] = TURN_FAST
+        else:
+            v = rotation_vector(quat_mul(free_rotation(q0, L, inv_inertia[i], h),
+                                         (q0[0], -q0[1], -q0[2], -q0[3])))
+            w = (v[0] / h, v[1] / h, v[2] / h)
+    for q in range(3):
+        angvel[i, q] = w[q]
+        free_angvel[i, q] = w[q]
 
 
 @njit(**_JIT)
@@ -808,10 +830,11 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                 worst = dp2
         if points is not None:
             if points.count[0] > 0:
-                dp2 = solve_contacts(rows.man_count[0], rows.man_first, points.body,
-                                     rows.point_rows, rows.man_rows, rows.man_tree,
-                                     points.impulse, points.sliding, vel, angvel,
-                                     it % 2 == 1)
+                dp2 = solve_contacts(rows.man_first, points.body, rows.point_rows,
+                                     rows.man_rows, rows.man_tree, points.impulse,
+                                     points.sliding, vel, angvel, it % 2 == 1,
+                                     rows.part_order, rows.part_start, rows.part_worst,
+                                     settings.threads)
                 if dp2 > worst:
                     worst = dp2
         done = it + 1
@@ -942,7 +965,8 @@ def solve_positions(model, state, work, points, rows, settings):
         last = worst               # between heavy ones): the next step's aim closes the rest
         if points is not None:
             if points.count[0] > 0:
-                if solve_contact_positions(model, state, work, points, rows) > 0.0:
+                if solve_contact_positions(model, state, work, points, rows,
+                                           settings.threads) > 0.0:
                     swept = True
         if not swept:
             break   # nothing was out of place: the next sweeps would change nothing
@@ -1168,17 +1192,18 @@ def step(model, state, work, points, rows, scratch, trees, settings):
         prepare_couplings(model, state, work, settings)
     if points is not None:
         if touching:
-            prepare_contacts(model, state, work, points, rows, settings.dt)
+            prepare_contacts(model, state, work, points, rows, settings.dt, settings.threads)
     apply_forces(model, state, work, settings)
     traced(model, state, settings, STAGE_APPLY_FORCES)
     if points is not None:
         if touching:
-            forced_approach(model, state, work, points, rows)
+            forced_approach(model, state, work, points, rows, settings.threads)
     aim_at_step_end(model, state, work, settings)
     warm_start(model, state, work, settings)
     if points is not None:
         if touching:
-            warm_start_contacts(model, state, work, points, rows, settings.warm_start)
+            warm_start_contacts(model, state, work, points, rows, settings.warm_start,
+                                settings.threads)
     traced(model, state, settings, STAGE_WARM_START)
     solve_velocities(model, state, work, points, rows, trees, settings)
     traced(model, state, settings, STAGE_SOLVE_VELOCITIES)

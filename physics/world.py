@@ -65,7 +65,7 @@ from .model import (  # noqa: E402
 )
 from .motor import CTRL_POSITION, CTRL_VELOCITY, MOTOR_TRAJ, TRAJ_CONSTANT
 from .perturb import DAMPING_RATIO, FORCE_CAP_G, STANDARD_GRAVITY, STIFFNESS
-from .settings import SETTINGS, WORLD_SETTINGS
+from .settings import HOST_SETTINGS, SETTINGS, WORLD_SETTINGS
 from .shape import matrix_quat
 from .shape import quat_matrix as quat_to_matrix
 from .specs import (  # noqa: F401 (Material, Recording, frame_from_axis: importable from here)
@@ -89,6 +89,7 @@ from .specs import (  # noqa: F401 (Material, Recording, frame_from_axis: import
     revolute_groups,
     vector,
 )
+from .threads import Choice
 from .transforms import quat_conj, quat_matrices, quat_mul
 
 
@@ -111,7 +112,8 @@ class World:
                  max_joint_gap=SETTINGS["max_joint_gap"].default,
                  max_joint_angle_gap=SETTINGS["max_joint_angle_gap"].default,
                  max_energy_gain=SETTINGS["max_energy_gain"].default,
-                 articulation=SETTINGS["articulation"].default):
+                 articulation=SETTINGS["articulation"].default,
+                 threads=SETTINGS["threads"].default):
         self._bodies = [BodySpec("world", STATIC, 0.0, np.zeros(3), np.zeros(3),
                                  np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.zeros(3))]
         self._joints = []
@@ -126,13 +128,15 @@ class World:
         self._settings = None
         self._traced = None   # the same settings, every stage checked (_step_kernel)
         self._config = {}
+        self._threads = Choice()   # the thread count of each kernel call (threads.py)
         self._hook, self._hook_every = None, 1
         self.configure(dt=dt, gravity=gravity, iterations=iterations,
                        position_iterations=position_iterations, tolerance=tolerance,
                        budget_ms=budget_ms, warm_start=warm_start, manifold_reuse=manifold_reuse,
                        max_speed=max_speed, max_angular_speed=max_angular_speed,
                        max_joint_gap=max_joint_gap, max_joint_angle_gap=max_joint_angle_gap,
-                       max_energy_gain=max_energy_gain, articulation=articulation)
+                       max_energy_gain=max_energy_gain, articulation=articulation,
+                       threads=threads)
         self.source = None
         self.description = ""   # the scene's one-line description (scenes.load_scene)
 
@@ -140,8 +144,9 @@ class World:
     def configure(self, **changes):
         """Change solver or world settings (dt, gravity, iterations, position_iterations,
         tolerance, budget_ms, warm_start, manifold_reuse, articulation, max_speed,
-        max_angular_speed, max_joint_gap, max_joint_angle_gap, max_energy_gain); takes effect
-        at the next step.
+        max_angular_speed, max_joint_gap, max_joint_angle_gap, max_energy_gain, threads);
+        takes effect at the next step. `threads` changes the speed only, never the results
+        (physics/partition.py).
         The ranges are `physics.settings.SETTINGS`: a value out of range (or an unknown
         name) raises ValueError naming the setting, the value and the range, and nothing
         changes then."""
@@ -152,7 +157,8 @@ class World:
                                  f"{', '.join(WORLD_SETTINGS)})")
             cfg[key] = SETTINGS[key].check(value)
         self._config = cfg
-        self._settings = make_settings(**cfg)
+        self._settings = make_settings(**{k: v for k, v in cfg.items()
+                                          if k not in HOST_SETTINGS})
         self._traced = self._settings._replace(trace=True)
 
     @property

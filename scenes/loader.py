@@ -270,6 +270,7 @@ def build_world(
             warm_start=solver.warm_start,
             manifold_reuse=solver.manifold_reuse,
             articulation=solver.articulation,
+            threads=solver.threads,
             max_speed=world_spec.max_speed,
             max_angular_speed=world_spec.max_angular_speed,
             max_joint_gap=world_spec.max_joint_gap,

@@ -34,6 +34,8 @@ written (w, x, y, z) and angles are in radians.  Every number must be finite
     articulation = "sweep"           # a jointed tree's rows: "sweep" (row by row, with the
                                      # rest) or "tree" (each tree one block solved exactly,
                                      # physics/articulation.py)
+    threads = 0                      # threads a step may use, 0 = every core (the same
+                                     # results for any number: physics/partition.py)
 
     [[bodies]]
     name = "door"                    # required, unique, not "world" (the fixed world body)
@@ -564,6 +566,7 @@ class SolverSpec(_Spec):
     warm_start: StrictBool = SETTINGS["warm_start"].default
     manifold_reuse: _ranged("manifold_reuse") = SETTINGS["manifold_reuse"].default
     articulation: Literal[SETTINGS["articulation"].choices] = SETTINGS["articulation"].default
+    threads: _ranged("threads", int) = SETTINGS["threads"].default
 
 
 class BodySpec(_Spec):

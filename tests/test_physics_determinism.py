@@ -42,9 +42,12 @@ def cpu():
     return cpu_target.target_context.codegen()._get_host_cpu_name()
 
 
-def run_hash(name):
+def run_hash(name, threads=0):
+    """The hash of a scene's run on `threads` threads (0: the World's own choice, one or all:
+    physics/threads.py)."""
     world = load_scene(name)
     world.set_hook(None)
+    world.configure(threads=threads)
     world.run(SCENES[name])
     digest = hashlib.sha256()
     for field in STATE:
