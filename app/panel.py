@@ -421,8 +421,9 @@ def draw_solver(snapshot, send, state, plot_buffer=None):
     stats = _latest(snapshot, "stats")
     if stats is not None:
         iterations, residual, seconds = stats
+        n = getattr(snapshot, "threads", 1)
         imgui.text(f"last step: {iterations:.0f} iterations, residual {residual:.2e}, "
-                   f"{seconds * 1e3:.3f} ms")
+                   f"{seconds * 1e3:.3f} ms, {n} thread{'s' if n > 1 else ''}")
     else:
         imgui.text_disabled("last step: -")
     if plot_buffer is not None:   # drawn empty too: a reset does not move the layout

@@ -560,6 +560,7 @@ class PhysicsThread(threading.Thread):
             paused=self._paused, ready=self._ready, speed=self._speed,
             compile_progress=self._compile_progress,
             realtime_factor=self._realtime_factor(), settings=w.settings,
+            threads=w.threads_used,
             body_pos=w.body_pos, body_quat=w.body_quat, friction_limit=w.joint_friction_limit,
             telemetry=self._telemetry(), history=tuple(c for _, c in self._history),
             error=self._error, error_count=self._error_count, warning=self._warning,

@@ -101,6 +101,7 @@ class Snapshot:
                                     # (the last one is `telemetry` if that has rows)
     error: str | None = None        # the latest problem, cleared by a load or reset
     error_count: int = 0            # goes up with every problem: tells a new one from an old
+    threads: int = 1                # the threads the last steps ran on (World.threads_used)
     warning: str | None = None      # what loading the scene warned of (MJCF it cannot simulate)
     run: int = 0                    # goes up at every load and reset (steps count from 1
                                     # again); a grasp or release (a new generation) keeps it

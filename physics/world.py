@@ -166,6 +166,12 @@ class World:
         return dict(self._config)
 
     @property
+    def threads_used(self):
+        """The threads the last kernel call ran on (the `threads` setting, or for 0 what the
+        World measured faster: physics/threads.py)."""
+        return int(self._settings.threads)
+
+    @property
     def dt(self):
         return self._config["dt"]
 

@@ -130,6 +130,8 @@ def test_the_threads_setting_takes_a_count_and_refuses_a_negative_one():
     world = load_scene("pyramid")
     world.configure(threads=1)
     assert world.settings["threads"] == 1
+    world.run(2)
+    assert world.threads_used == 1
     with pytest.raises(ValueError, match="threads"):
         world.configure(threads=-1)
     assert threads.count(0) == threads.available()
