@@ -93,6 +93,24 @@ def default_threads():
     return f"1,{numba.config.NUMBA_NUM_THREADS}"
 
 
+def parse_options(description, quick_help):
+    """The options both contact benches take: --quick, --threads LIST, --print-only. Returns
+    (args, the thread counts, the flags as the section quotes them)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--threads", default=default_threads(), metavar="LIST",
+                        help="comma-separated thread counts for Sharnir, the World's `threads` "
+                             "setting (0 = every core numba has); default: %(default)s")
+    parser.add_argument("--print-only", action="store_true", help="do not write results.md")
+    args = parser.parse_args()
+    try:
+        counts = thread_counts(args.threads)
+    except ValueError as e:
+        parser.error(str(e))
+    flag = (" --quick" if args.quick else "") + f" --threads {','.join(map(str, counts))}"
+    return args, counts, flag
+
+
 def rotated(counts, r):
     """The thread counts in the order of repeat r (rotated by r, so that no count always
     runs first, or right after another simulator)."""
@@ -424,18 +442,8 @@ def render(res, scaling, load_avg, mach, quick, counts, flag):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few steps of each (smoke test)")
-    parser.add_argument("--threads", default=default_threads(), metavar="LIST",
-                        help="comma-separated thread counts, the World's `threads` setting "
-                             "(0 = every core numba has); default: %(default)s")
-    parser.add_argument("--print-only", action="store_true", help="do not write results.md")
-    args = parser.parse_args()
-    try:
-        counts = thread_counts(args.threads)
-    except ValueError as e:
-        parser.error(str(e))
-    flag = (" --quick" if args.quick else "") + f" --threads {','.join(map(str, counts))}"
+    args, counts, flag = parse_options(__doc__.splitlines()[0],
+                                       "a few steps of each (smoke test)")
     res, scaling, load_avg = run_all(args.quick, counts)
     text = render(res, scaling, load_avg, machine(), args.quick, counts, flag)
     if not args.print_only:

@@ -55,7 +55,6 @@ box pyramid >= 6x MuJoCo, measured in one run):
   faster run that did not simulate the same thing shows; and whether every Sharnir run of a
   scene, on every thread count, ended in the same bits.
 """
-import argparse
 import hashlib
 import os
 import statistics
@@ -69,9 +68,9 @@ import mujoco
 import numba
 import numpy as np
 from contacts_bench import (  # --threads LIST, shared with bench/contacts_bench.py
-    default_threads,
+    load,
+    parse_options,
     rotated,
-    thread_counts,
     threading_note,
 )
 from run import machine, write_section  # bench/run.py: shared with the other benchmark scripts
@@ -252,15 +251,6 @@ def run_mujoco(model, steps, names):
             "depth_mm": 1000 * max(0.0, -float(data.contact.dist[:ncon].min(initial=0.0))),
             "warnings": warnings, "niter": int(niter.max()), "nisland": int(data.nisland),
             "finite": bool(np.isfinite(data.qpos).all())}
-
-
-def load(path, threads):
-    """A freshly loaded scene stepping on `threads` threads (the World's setting), its model
-    built (which the first run() would otherwise do inside the timed call)."""
-    world = load_scene(path)
-    world.configure(threads=threads)
-    world.body_pos  # noqa: B018 (builds the model)
-    return world
 
 
 def run_sharnir(path, steps, threads):
@@ -566,19 +556,9 @@ def render(res, facts, uptimes, warm_s, mach, quick, counts, flag):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{QUICK_STEPS} steps, {QUICK_REPEATS} repeats per scene (smoke test)")
-    parser.add_argument("--threads", default=default_threads(), metavar="LIST",
-                        help="comma-separated thread counts for Sharnir, the World's `threads` "
-                             "setting (0 = every core numba has); default: %(default)s")
-    parser.add_argument("--print-only", action="store_true", help="do not write results.md")
-    args = parser.parse_args()
-    try:
-        counts = thread_counts(args.threads)
-    except ValueError as e:
-        parser.error(str(e))
-    flag = (" --quick" if args.quick else "") + f" --threads {','.join(map(str, counts))}"
+    args, counts, flag = parse_options(
+        __doc__.splitlines()[0], f"{QUICK_STEPS} steps, {QUICK_REPEATS} repeats per scene "
+        "(smoke test)")
     res, facts, uptimes, warm_s = run_all(args.quick, counts)
     text = render(res, facts, uptimes, warm_s, machine(), args.quick, counts, flag)
     if not args.print_only:
