@@ -758,6 +758,9 @@ def _child(argv, stderr_path, memory):
         os.dup2(null, 1)
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         from sharnir.app.cli import main
+        from sharnir.physics import threads
+
+        threads.cap(1)   # forked: GNU OpenMP aborts a child that starts threads (threads.py)
 
         try:
             status = main(argv)
