@@ -32,6 +32,18 @@ SPIN_COUNT = 2000
 if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
     os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
 
+# numba's threading layer is started here, when Sharnir is imported, not when a step first
+# asks for threads. A kernel that calls a parallel one (step_many calls the contact phases)
+# holds the parallel code's calls into that layer; numba starts the layer when such a kernel
+# is loaded from its cache only if the process that compiled it compiled a parallel callee too
+# (numba's reload_init, numba issue #8578). A step_many compiled in a process that loaded all
+# its parallel callees from the cache carries no such note, and loaded before the layer was
+# started, its calls went to address 0: a segmentation fault (seen in CI: every `sharnir run`
+# child of the test suite; tests/test_physics_threads.py builds that case). Starting the layer
+# loads GNU OpenMP and sets its thread count; no thread starts and no parallel region is
+# entered, so a process forked afterwards is as safe as before.
+numba.get_num_threads()
+
 _CAP = [0]   # a process-wide cap (0: none): the sweep's pool workers take one thread each
 
 

@@ -281,9 +281,12 @@ def _entry_files(folder):
 
 def ship(out=None):
     """Build the shipped kernels (physics/cache.py): compile SHIPPED_VARIANTS for x86-64-v3
-    in an empty cache folder, in child processes at once, and pack the entry kernels'
-    files into assets/kernels/kernels-<source hash>.tar.xz, removing older archives. The
-    trees' variants compile where they are first used."""
+    in an empty cache folder, in child processes one after another, and pack the entry
+    kernels' files into assets/kernels/kernels-<source hash>.tar.xz, removing older archives.
+    The trees' variants compile where they are first used. (Not at once: numba reads a
+    source file's cache index, adds its kernel and writes the index back, so two processes
+    compiling beside each other can lose one's entry, or index one's code under the other's
+    name.)"""
     import tarfile
     import tempfile
 
@@ -292,11 +295,10 @@ def ship(out=None):
     with tempfile.TemporaryDirectory() as base:
         env = dict(os.environ, SHARNIR_CACHE_DIR=base, NUMBA_CPU_NAME="x86-64-v3",
                    NUMBA_CPU_FEATURES="")
-        children = [subprocess.Popen(_child_command(contacts, trees), env=env,
-                                     stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-                    for contacts, trees in SHIPPED_VARIANTS]
-        if any(child.wait() != 0 for child in children):
-            raise RuntimeError("a variant failed to compile; nothing was shipped")
+        for contacts, trees in SHIPPED_VARIANTS:
+            if subprocess.run(_child_command(contacts, trees), env=env,
+                              stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL).returncode:
+                raise RuntimeError("a variant failed to compile; nothing was shipped")
         folder = Path(base) / cache.cache_dir().name
         files = _entry_files(folder)
         out.mkdir(parents=True, exist_ok=True)

@@ -10,10 +10,35 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 
-from sharnir.physics.shape import Box, Capsule
-from sharnir.physics.world import World
+def _pin_blas_kernels():
+    """OpenBLAS picks its kernels by CPU model (SkylakeX where there is AVX-512, Haswell or Zen
+    elsewhere), and numpy's @, norm and eigh round differently with each: a scene's inertia
+    axes and quaternions were loaded 1e-16 apart on an AVX-512 machine, and three pinned runs
+    (test_physics_determinism) went another way. The tests, and the processes they start,
+    use the Haswell kernels (AVX2 and FMA, which every x86-64-v3 CPU has: physics/cache.py),
+    as the pins were taken with (the Zen kernels give the same bits). OpenBLAS reads this
+    when numpy loads it, so it is set before anything imports numpy."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return
+    if {"avx2", "fma"} <= set(flags):
+        os.environ["OPENBLAS_CORETYPE"] = BLAS_KERNELS
+
+
+BLAS_KERNELS = "Haswell"
+_pin_blas_kernels()
+# a child process that crashes (a segmentation fault) prints where, in the failing test's message
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
+
+import numpy as np  # noqa: E402  (after the kernels are chosen)
+
+from sharnir.physics.shape import Box, Capsule  # noqa: E402
+from sharnir.physics.world import World  # noqa: E402
 
 G = 9.81  # the worlds below use gravity (0, 0, -G)
 REPO = Path(__file__).resolve().parents[1]
@@ -215,3 +240,22 @@ def chain_anchor_gaps(world):
     head = pos + 0.5 * CHAIN_LINK * axis               # joint i + 1 on link i
     on_a = np.vstack([[0.0, 0.0, CHAIN_Z], head[:-1]])
     return np.linalg.norm(tail - on_a, axis=1)
+
+
+def blas_kernels():
+    """The kernels this process's OpenBLAS uses ("Haswell", "SkylakeX", ...), or None where
+    numpy's OpenBLAS does not say (another BLAS, another platform)."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({line.split()[-1] for line in f if "openblas" in line})
+    except OSError:
+        return None
+    for path in paths:
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename"):
+            get = getattr(ctypes.CDLL(path), name, None)
+            if get is not None:
+                get.restype = ctypes.c_char_p
+                return get().decode()
+    return None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import BLAS_KERNELS, blas_kernels
 
 from sharnir.scenes import load_scene
 
@@ -57,6 +58,15 @@ def run_hash(name, threads=0):
 
 def pins():
     return json.loads(PINS.read_text()) if PINS.exists() else {}
+
+
+def test_the_pins_are_checked_with_the_blas_kernels_they_were_taken_with():
+    """numpy's OpenBLAS rounds by CPU model; conftest chooses its kernels before numpy loads
+    (a plugin that imported numpy first would undo that: the pins would then fail on some
+    machines only)."""
+    if os.environ.get("OPENBLAS_CORETYPE") != BLAS_KERNELS:
+        pytest.skip("no AVX2 and FMA, or the user chose the BLAS kernels")
+    assert blas_kernels() in (None, BLAS_KERNELS)
 
 
 @pytest.mark.parametrize("name", sorted(SCENES))

@@ -199,3 +199,39 @@ def test_a_sweeps_forked_workers_run_after_their_parent_used_threads(tmp_path):
 
 
 assert set(SPLIT) <= set(SCENES)
+
+
+def test_a_cached_kernel_over_a_cached_parallel_one_runs_in_a_fresh_process(tmp_path):
+    """numba issue #8578, the CI crash of the threaded step: a kernel compiled in a process
+    that loaded its parallel callee from the cache is cached without the note that starts
+    numba's threading layer; loaded in a fresh process, its parallel calls went to address 0
+    (a segmentation fault). Importing Sharnir starts the layer (physics/threads.py). Built
+    here small: one process caches the parallel callee, the next the caller, a third runs it."""
+    (tmp_path / "nested.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from numba import njit, prange
+
+        @njit(cache=True, parallel=True)
+        def inner(x):
+            for i in prange(x.size):
+                x[i] += 1.0
+
+        @njit(cache=True)
+        def outer(x):
+            inner(x)
+            return x.sum()
+    """), encoding="utf-8")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
+    # (sharnir.physics first in each: it sets the CPU numba compiles for, part of the cache key)
+    head = "import sharnir.physics, numpy as np, nested, numba.np.ufunc.parallel as p; "
+    steps = ["nested.inner(np.ones(10)); print('cached')",
+             "print(nested.outer(np.ones(10)))",
+             "print(p._is_initialized, nested.outer(np.ones(10)))"]
+    out = []
+    for step in steps:
+        done = subprocess.run([sys.executable, "-c", head + step], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (step, done.returncode, done.stderr[-2000:])
+        out.append(done.stdout.split())
+    assert out == [["cached"], ["20.0"], ["True", "20.0"]]
