@@ -48,7 +48,7 @@ def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, 
         touching = False
         if points is not None:
             S.detect_contacts(model, state, work, points, scratch, settings.dt,
-                              settings.manifold_reuse)
+                              settings.manifold_reuse, settings.threads)
             touching = points.count[0] > 0
         t1 = now()
         acc[1] += t1 - t

@@ -21,6 +21,10 @@ Detection, at the poses of time t (before any velocity of this step changes):
     warm start     a point takes the accumulated impulses of last step's point with the same
                    (geom a, geom b, feature) key (both lists are in (a, b) order: one merge)
 
+On several threads (Settings.threads, from NARROW_PARALLEL_MIN candidate pairs on) each pair's
+narrow phase writes its own row of the pair_* arrays at once; the points are then appended
+in pair order on one thread, so the store is the same, bit for bit, for any thread count.
+
 Manifold reuse (Settings.manifold_reuse = tol; Jolt's body-pair cache does the same): every
 point is also kept as the narrow phase found it, in the bodies' frames (surface points l_A,
 l_B, normal n_A in A's frame), with the bodies' relative pose then (x = RA^T (xB - xA),
@@ -62,14 +66,14 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
 from .fdo import fdo_collide
-from .jit import ENTRY, KERNEL
-from .manifold import collide, manifold_from_normal
+from .jit import ENTRY, KERNEL, PARALLEL
+from .manifold import MAX_POINTS, collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
 from .partition import make_partition
 from .shape import BOX, ELLIPSOID, FDO, HULL, PLANE, SPHERE
@@ -81,6 +85,8 @@ CONTACT_MARGIN = 0.005     # m: points this far apart are already contacts (spec
 MANIFOLD_REUSE = 2e-4      # m: default of Settings.manifold_reuse (the pair keeps its manifold)
 MANIFOLD_REUSE_MAX = 0.5 * CONTACT_MARGIN   # m: its largest value: a point left out for a gap
                            # beyond the margin must not have come into touch unseen
+CARRIED = -1               # a pair's narrow phase kept last step's manifold (detect_contacts)
+NARROW_PARALLEL_MIN = 512  # candidate pairs from which the narrow phase runs on the threads
 
 # Packed records, built once per step by contact_solver.prepare_contacts so that an iteration
 # reads one contiguous record and does no 3x3 products.  A linear row along u at arms rA, rB is
@@ -182,12 +188,16 @@ ContactScratch = namedtuple("ContactScratch", [
     "bp_mark",        # (ngeom,) int64  |
     "bp_cand",        # (ngeom,) int64  |
     "bp_ext",         # (ngeom,) m     /
-    "m_point",        # (4, 3) m, one pair's points from the narrow phase (midpoints)
-    "m_depth",        # (4,) m, their depths
-    "m_normal",       # (3,) unit, their normal, A to B
-    "m_feature",      # (4,) int64 their feature ids
-    "cv_out",         # (9,) the convex routine's normal, point on A, point on B (m)
-    "guess",          # (3,) the convex routine's first direction (last step's normal or 0)
+    # the narrow phase's result per candidate pair k (on one thread, every pair uses row 0)
+    "pair_n",         # (pcap,) int64 points found, or CARRIED (the manifold kept)
+    "pair_old",       # (pcap,) int64 the pair's first point of last step, -1: none
+    "pair_pose",      # (pcap, 7) the bodies' relative pose (x, q) when found
+    "pair_point",     # (pcap, 4, 3) m, the pair's points (midpoints)
+    "pair_depth",     # (pcap, 4) m, their depths
+    "pair_normal",    # (pcap, 3) unit, their normal, A to B
+    "pair_feature",   # (pcap, 4) int64 their feature ids
+    "pair_convex",    # (pcap, 12) the convex routine's first direction (last step's normal
+                      #   or 0), then its normal, point on A, point on B (m)
     "need",           # (2,) int64 pair and point capacity needed when detection overflowed
     "stats",          # (6,) pairs tested, points, detection seconds, worst overlap (m),
                       #      broad-phase seconds (part of the detection), manifolds reused
@@ -236,8 +246,11 @@ def make_contacts(ngeom, cap=64, pcap=64):
         geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n), guard_path=np.zeros((n, 2, 3)),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
-        m_point=np.zeros((4, 3)), m_depth=np.zeros(4), m_normal=np.zeros(3),
-        m_feature=np.zeros(4, np.int64), cv_out=np.zeros(9), guess=np.zeros(3),
+        pair_n=np.zeros(pcap, np.int64), pair_old=np.zeros(pcap, np.int64),
+        pair_pose=np.zeros((pcap, 7)), pair_point=np.zeros((pcap, MAX_POINTS, 3)),
+        pair_depth=np.zeros((pcap, MAX_POINTS)), pair_normal=np.zeros((pcap, 3)),
+        pair_feature=np.zeros((pcap, MAX_POINTS), np.int64),
+        pair_convex=np.zeros((pcap, 12)),
         need=np.zeros(2, np.int64), stats=np.zeros(6))
     return ContactSet(points, rows, scratch)
 
@@ -464,11 +477,15 @@ def _reach(lp, geom_radius, g):
 
 
 @njit(**ENTRY)   # (called from Python: jit.py)
-def detect_contacts(model, state, work, points, scratch, h, reuse):
+def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     """Find this step's contact points; False (and `need` set) if the arrays are too small,
     in which case nothing of the last step's contacts has changed.  A pair whose relative
     pose has moved no point of either geom by more than `reuse` (m) since its manifold was
-    found keeps that manifold, its points carried by the bodies (0: every pair afresh)."""
+    found keeps that manifold, its points carried by the bodies (0: every pair afresh).
+
+    With `threads` > 1 and at least NARROW_PARALLEL_MIN candidate pairs, the pairs are tested
+    on the threads, each into its own row of the pair_* arrays, and then taken in pair order
+    on one thread: the same points, in the same order, to the bit."""
     start = monotonic_seconds()
     geom_poses(model, state, work, scratch, h)
     broad_start = monotonic_seconds()
@@ -483,147 +500,46 @@ def detect_contacts(model, state, work, points, scratch, h, reuse):
         scratch.need[0] = npairs
         return False
     cap = scratch.new_geom.shape[0]
-    kinds, sizes, hulls = model.geom_kind, model.geom_size, model.geom_hull
-    gpos, grot = scratch.geom_pos, scratch.geom_rot
-    mp, md, mn, mf = scratch.m_point, scratch.m_depth, scratch.m_normal, scratch.m_feature
-    R = work.body_rot
-    x, lp = state.body_pos, model.geom_local_pos
+    geoms = (model.geom_kind, model.geom_size, model.geom_hull, model.hull_vert,
+             model.geom_body, model.geom_local_pos, scratch.geom_pos, scratch.geom_rot,
+             scratch.geom_radius)
+    bodies = (state.body_pos, state.body_quat, state.body_vel, work.body_rot)
+    last = (points.normal, points.found_pose)
+    found = (scratch.pair_point, scratch.pair_depth, scratch.pair_normal,
+             scratch.pair_feature, scratch.pair_convex)
     kept = (points.local, points.local_normal, points.geom, points.feature,
             points.impulse, points.found_pose, scratch.new_geom, scratch.new_feature,
             scratch.new_normal, scratch.new_depth, scratch.new_point, scratch.new_local,
             scratch.new_local_normal, scratch.new_impulse, scratch.new_found_pose)
+    nold = points.count[0]
+    parallel = threads > 1 and npairs >= NARROW_PARALLEL_MIN
+    if parallel:
+        _narrow_all(npairs, scratch.pairs, points.geom, nold, scratch.pair_n,
+                    scratch.pair_old, scratch.pair_pose, geoms, bodies, last, found, h, reuse)
     total = 0
     reused = 0
     worst = 0.0
     cursor = 0   # last step's points and this step's pairs are both in (a, b) order: merge
-    nold = points.count[0]
     for k in range(npairs):
         a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
-        while cursor < nold and (points.geom[cursor, 0] < a or (
-                points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
-            cursor += 1
-        old = -1
-        if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
-            old = cursor
-        ba, bb = model.geom_body[a], model.geom_body[b]
-        ka, kb = kinds[a], kinds[b]
-        posed = old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE
-        if posed:   # (the relative pose: only for pairs that may keep or find points)
-            xr, qr = _relative_pose(x, state.body_quat, R, ba, bb)
+        if parallel:
+            row = k
+            n, old = scratch.pair_n[k], scratch.pair_old[k]
+            pose = scratch.pair_pose
         else:
-            xr, qr = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
-        if posed and _relative_motion(xr, qr, points.found_pose, old,
-                                      _reach(lp, scratch.geom_radius, a),
-                                      _reach(lp, scratch.geom_radius, b)) <= reuse:
-            # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
-            # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
-            o = old
-            while o < nold and points.geom[o, 0] == a and points.geom[o, 1] == b:
-                if total < cap:
-                    _carried(x, R, ba, bb, kept, o, total)
-                    worst = max(worst, scratch.new_depth[total])
-                total += 1
-                o += 1
+            row = 0
+            while cursor < nold and (points.geom[cursor, 0] < a or (
+                    points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
+                cursor += 1
+            old = -1
+            if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
+                old = cursor
+            n = _narrow(0, a, b, old, geoms, bodies, last, found, scratch.pair_pose, h, reuse)
+            pose = scratch.pair_pose
+        if n == CARRIED:
             reused += 1
-            continue
-        va, vb = state.body_vel[model.geom_body[a]], state.body_vel[model.geom_body[b]]
-        dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
-        margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
-        # bounding spheres apart: no contact (most box-overlapping pairs in a pile)
-        reach = scratch.geom_radius[a] + scratch.geom_radius[b] + margin
-        c0 = gpos[b, 0] - gpos[a, 0]
-        c1 = gpos[b, 1] - gpos[a, 1]
-        c2 = gpos[b, 2] - gpos[a, 2]
-        if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
-            continue
-        if (ka == BOX or kb == BOX) and _beyond_box(a if ka == BOX else b, b if ka == BOX else a,
-                                                     gpos, grot, sizes, scratch.geom_radius,
-                                                     margin):
-            continue
-        if ka == FDO or kb == FDO:   # its own kernel against every kind (physics/fdo.py)
-            f, o = (a, b) if ka == FDO else (b, a)
-            n = fdo_collide(sizes[f], gpos[f], grot[f], hulls[f, 0], hulls[f, 1],
-                            kinds[o], sizes[o], gpos[o], grot[o], hulls[o, 0], hulls[o, 1],
-                            model.hull_vert, margin, mp, md, mn, mf)
-            if f == b:
-                for q in range(3):
-                    mn[q] = -mn[q]
-        elif (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
-                kb == ELLIPSOID and ka == SPHERE):
-            # the line of centres as a separating axis first: a third of the pairs of a
-            # flowing pile whose bounding spheres meet are apart along it (measured, tube)
-            dist = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
-            if dist > 0.0 and dist - margin > (
-                    _ellipsoid_reach(ka, sizes, grot, a, c0, c1, c2, dist)
-                    + _ellipsoid_reach(kb, sizes, grot, b, c0, c1, c2, dist)):
-                continue
-            n = -1  # no closed form: straight to the convex routine (the piles' common case)
-        elif ka == BOX and kb == ELLIPSOID:
-            n = ellipsoid_on_face(sizes[b], gpos[b], grot[b], sizes[a], gpos[a], grot[a],
-                                  margin, 1.0, mp, md, mn, mf)
-        elif ka == ELLIPSOID and kb == BOX:
-            n = ellipsoid_on_face(sizes[a], gpos[a], grot[a], sizes[b], gpos[b], grot[b],
-                                  margin, -1.0, mp, md, mn, mf)
-        else:
-            n = collide(ka, sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
-                        kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
-                        model.hull_vert, margin, mp, md, mn, mf)
-        if n < 0:
-            g = scratch.guess
-            if old >= 0:
-                g[0], g[1], g[2] = (points.normal[old, 0], points.normal[old, 1],
-                                    points.normal[old, 2])
-            else:
-                g[0] = g[1] = g[2] = 0.0
-            out = scratch.cv_out
-            d = convex_contact(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
-                               kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
-                               model.hull_vert, g, out)
-            n = 0
-            if _smooth(kinds[a]) or _smooth(kinds[b]):
-                # a sphere or ellipsoid touches anything convex at one point
-                if d > -margin:
-                    n = 1
-                    md[0] = d
-                    mf[0] = 0
-                    for q in range(3):
-                        mn[q] = out[q]
-                        mp[0, q] = 0.5 * (out[3 + q] + out[6 + q])
-            elif d > -margin:
-                n = manifold_from_normal(
-                    kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
-                    kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
-                    model.hull_vert, out[0:3], d, out[3:6], out[6:9], margin, mp, md, mn, mf)
-        if n > 0 and not posed:
-            xr, qr = _relative_pose(x, state.body_quat, R, ba, bb)
-        for i in range(n):
-            if total < cap:
-                c = total
-                scratch.new_geom[c, 0] = a
-                scratch.new_geom[c, 1] = b
-                scratch.new_feature[c] = mf[i]
-                for q in range(3):
-                    scratch.new_point[c, q] = mp[i, q]
-                    scratch.new_normal[c, q] = mn[q]
-                scratch.new_depth[c] = md[i]
-                if md[i] > worst:
-                    worst = md[i]
-                _found(x, R, ba, bb, xr, qr, mp, i, mn, md[i], scratch.new_local,
-                       scratch.new_local_normal, scratch.new_found_pose, c)
-                for q in range(6):
-                    scratch.new_impulse[c, q] = 0.0
-                if old >= 0:  # warm start: p_n from last step's point with the same
-                    o = old   # feature, the friction from last step's manifold (first point)
-                    if i == 0:
-                        for q in range(1, 6):
-                            scratch.new_impulse[c, q] = points.impulse[old, q]
-                    while (o < points.count[0] and points.geom[o, 0] == a
-                           and points.geom[o, 1] == b):
-                        if points.feature[o] == mf[i]:
-                            scratch.new_impulse[c, P_N] = points.impulse[o, P_N]
-                            break
-                        o += 1
-            total += 1
+        total, worst = _emit(a, b, n, old, row, pose, found, kept, points.geom, nold,
+                             bodies[0], bodies[3], geoms[4], cap, total, worst)
     if total > cap:
         scratch.need[1] = total
         return False
@@ -652,6 +568,183 @@ def detect_contacts(model, state, work, points, scratch, h, reuse):
     scratch.stats[4] = broad_s
     scratch.stats[5] = reused
     return True
+
+
+@njit(**PARALLEL)
+def _narrow_all(npairs, pairs, old_geom, nold, pair_n, pair_old, pair_pose, geoms, bodies,
+                last, found, h, reuse):
+    """_narrow for every candidate pair k on the step's threads, into row k; each pair's
+    first point of last step by bisection (the serial loop merges instead: the same)."""
+    for k in prange(npairs):
+        a, b = pairs[k, 0], pairs[k, 1]
+        old = _first_of(old_geom, nold, a, b)
+        pair_old[k] = old
+        pair_n[k] = _narrow(k, a, b, old, geoms, bodies, last, found, pair_pose, h, reuse)
+
+
+@njit(**_JIT)
+def _first_of(geom, count, a, b):
+    """The first of the `count` points (in (a, b) order) of pair (a, b), or -1."""
+    lo, hi = 0, count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if geom[mid, 0] < a or (geom[mid, 0] == a and geom[mid, 1] < b):
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < count and geom[lo, 0] == a and geom[lo, 1] == b:
+        return lo
+    return -1
+
+
+@njit(**_JIT)
+def _narrow(row, a, b, old, geoms, bodies, last, found, pose, h, reuse):
+    """Pair (a, b), last step's first point old (-1: none): CARRIED if its manifold is kept,
+    else the number of points found, written to row `row` of `found` (point, depth, normal,
+    feature, convex routine's work) with the bodies' relative pose in pose[row].
+    geoms: (kind, size, hull, hull_vert, geom_body, local_pos, pos, rot, radius);
+    bodies: (pos, quat, vel, rot); last: last step's (normal, found_pose)."""
+    kinds, sizes, hulls, hull_vert, geom_body, lp, gpos, grot, radius = geoms
+    x, quat, vel, R = bodies
+    mp, md, mn, mf = found[0][row], found[1][row], found[2][row], found[3][row]
+    work = found[4][row]
+    ba, bb = geom_body[a], geom_body[b]
+    ka, kb = kinds[a], kinds[b]
+    posed = old >= 0 and reuse > 0.0 and ka != SPHERE and kb != SPHERE
+    xr, qr = (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)
+    if posed:   # (the relative pose: only for pairs that may keep or find points)
+        xr, qr = _relative_pose(x, quat, R, ba, bb)
+        if _relative_motion(xr, qr, last[1], old, _reach(lp, radius, a),
+                            _reach(lp, radius, b)) <= reuse:
+            return CARRIED
+    va, vb = vel[ba], vel[bb]
+    dv0, dv1, dv2 = vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]
+    margin = CONTACT_MARGIN + h * math.sqrt(dv0 * dv0 + dv1 * dv1 + dv2 * dv2)
+    # bounding spheres apart: no contact (most box-overlapping pairs in a pile)
+    reach = radius[a] + radius[b] + margin
+    c0 = gpos[b, 0] - gpos[a, 0]
+    c1 = gpos[b, 1] - gpos[a, 1]
+    c2 = gpos[b, 2] - gpos[a, 2]
+    if c0 * c0 + c1 * c1 + c2 * c2 > reach * reach:
+        return 0
+    if (ka == BOX or kb == BOX) and _beyond_box(a if ka == BOX else b, b if ka == BOX else a,
+                                                 gpos, grot, sizes, radius, margin):
+        return 0
+    if ka == FDO or kb == FDO:   # its own kernel against every kind (physics/fdo.py)
+        f, o = (a, b) if ka == FDO else (b, a)
+        n = fdo_collide(sizes[f], gpos[f], grot[f], hulls[f, 0], hulls[f, 1],
+                        kinds[o], sizes[o], gpos[o], grot[o], hulls[o, 0], hulls[o, 1],
+                        hull_vert, margin, mp, md, mn, mf)
+        if f == b:
+            for q in range(3):
+                mn[q] = -mn[q]
+    elif (ka == ELLIPSOID and (kb == ELLIPSOID or kb == SPHERE)) or (
+            kb == ELLIPSOID and ka == SPHERE):
+        # the line of centres as a separating axis first: a third of the pairs of a
+        # flowing pile whose bounding spheres meet are apart along it (measured, tube)
+        dist = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2)
+        if dist > 0.0 and dist - margin > (
+                _ellipsoid_reach(ka, sizes, grot, a, c0, c1, c2, dist)
+                + _ellipsoid_reach(kb, sizes, grot, b, c0, c1, c2, dist)):
+            return 0
+        n = -1  # no closed form: straight to the convex routine (the piles' common case)
+    elif ka == BOX and kb == ELLIPSOID:
+        n = ellipsoid_on_face(sizes[b], gpos[b], grot[b], sizes[a], gpos[a], grot[a],
+                              margin, 1.0, mp, md, mn, mf)
+    elif ka == ELLIPSOID and kb == BOX:
+        n = ellipsoid_on_face(sizes[a], gpos[a], grot[a], sizes[b], gpos[b], grot[b],
+                              margin, -1.0, mp, md, mn, mf)
+    else:
+        n = collide(ka, sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                    kb, sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                    hull_vert, margin, mp, md, mn, mf)
+    if n < 0:
+        g, out = work[0:3], work[3:12]
+        if old >= 0:
+            g[0], g[1], g[2] = last[0][old, 0], last[0][old, 1], last[0][old, 2]
+        else:
+            g[0] = g[1] = g[2] = 0.0
+        d = convex_contact(kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                           kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                           hull_vert, g, out)
+        n = 0
+        if _smooth(kinds[a]) or _smooth(kinds[b]):
+            # a sphere or ellipsoid touches anything convex at one point
+            if d > -margin:
+                n = 1
+                md[0] = d
+                mf[0] = 0
+                for q in range(3):
+                    mn[q] = out[q]
+                    mp[0, q] = 0.5 * (out[3 + q] + out[6 + q])
+        elif d > -margin:
+            n = manifold_from_normal(
+                kinds[a], sizes[a], gpos[a], grot[a], hulls[a, 0], hulls[a, 1],
+                kinds[b], sizes[b], gpos[b], grot[b], hulls[b, 0], hulls[b, 1],
+                hull_vert, out[0:3], d, out[3:6], out[6:9], margin, mp, md, mn, mf)
+    if n > 0:
+        if not posed:
+            xr, qr = _relative_pose(x, quat, R, ba, bb)
+        for j in range(3):
+            pose[row, j] = xr[j]
+        for j in range(4):
+            pose[row, 3 + j] = qr[j]
+    return n
+
+
+@njit(**_JIT)
+def _emit(a, b, n, old, row, pose, found, kept, old_geom, nold, x, R, geom_body, cap, total,
+          worst):
+    """Pair (a, b)'s points appended to this step's (new_* in kept) from point `total` on:
+    last step's manifold carried by the bodies (n == CARRIED), or the n points _narrow put
+    in row `row` of `found`, each warm started from last step's point with its feature.
+    Returns (total, worst overlap) after them; points beyond `cap` are only counted."""
+    ba, bb = geom_body[a], geom_body[b]
+    if n == CARRIED:
+        # the manifold as found, carried by the bodies: p_A = xA + RA l_A, p_B likewise,
+        # n = RA n_A, depth n . (p_A - p_B), midpoint (p_A + p_B) / 2; impulses, ids kept
+        new_depth = kept[9]
+        o = old
+        while o < nold and old_geom[o, 0] == a and old_geom[o, 1] == b:
+            if total < cap:
+                _carried(x, R, ba, bb, kept, o, total)
+                worst = max(worst, new_depth[total])
+            total += 1
+            o += 1
+        return total, worst
+    mp, md, mn, mf = found[0][row], found[1][row], found[2][row], found[3][row]
+    (L, ln, geom, feature, impulse, found_pose, new_geom, new_feature, new_normal, new_depth,
+     new_point, new_local, new_local_normal, new_impulse, new_found_pose) = kept
+    xr = (pose[row, 0], pose[row, 1], pose[row, 2])
+    qr = (pose[row, 3], pose[row, 4], pose[row, 5], pose[row, 6])
+    for i in range(n):
+        if total < cap:
+            c = total
+            new_geom[c, 0] = a
+            new_geom[c, 1] = b
+            new_feature[c] = mf[i]
+            for q in range(3):
+                new_point[c, q] = mp[i, q]
+                new_normal[c, q] = mn[q]
+            new_depth[c] = md[i]
+            if md[i] > worst:
+                worst = md[i]
+            _found(x, R, ba, bb, xr, qr, mp, i, mn, md[i], new_local, new_local_normal,
+                   new_found_pose, c)
+            for q in range(6):
+                new_impulse[c, q] = 0.0
+            if old >= 0:  # warm start: p_n from last step's point with the same
+                o = old   # feature, the friction from last step's manifold (first point)
+                if i == 0:
+                    for q in range(1, 6):
+                        new_impulse[c, q] = impulse[old, q]
+                while o < nold and geom[o, 0] == a and geom[o, 1] == b:
+                    if feature[o] == mf[i]:
+                        new_impulse[c, P_N] = impulse[o, P_N]
+                        break
+                    o += 1
+        total += 1
+    return total, worst
 
 
 @njit(**_JIT)

@@ -1173,7 +1173,7 @@ def step(model, state, work, points, rows, scratch, trees, settings):
     touching = False
     if points is not None:  # None: nothing in the world can touch (compiled without contacts)
         if not detect_contacts(model, state, work, points, scratch, settings.dt,
-                               settings.manifold_reuse):
+                               settings.manifold_reuse, settings.threads):
             return OVERFLOW
         touching = points.count[0] > 0  # (the contact stages take ~23 arrays: skip them idle)
     prepare_joints(model, state, work, settings)

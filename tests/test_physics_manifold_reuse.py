@@ -109,8 +109,10 @@ def test_carried_points_agree_with_a_fresh_narrow_phase_at_the_same_poses():
                                               w._settings)
     fresh = ContactSet(*[type(t)(*[a.copy() for a in t]) for t in contacts])
     carried = ContactSet(*[type(t)(*[a.copy() for a in t]) for t in contacts])
-    assert detect_contacts(model, state, work, fresh.points, fresh.scratch, settings.dt, 0.0)
-    assert detect_contacts(model, state, work, carried.points, carried.scratch, settings.dt, TOL)
+    assert detect_contacts(model, state, work, fresh.points, fresh.scratch, settings.dt, 0.0,
+                           1)
+    assert detect_contacts(model, state, work, carried.points, carried.scratch, settings.dt, TOL,
+                           1)
     assert carried.scratch.stats[5] == 2 and fresh.scratch.stats[5] == 0
     fresh, carried = fresh.points, carried.points
     n = int(fresh.count[0])

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_physics_determinism import SCENES, cpu, pins, run_hash
 
 from sharnir.physics import threads
+from sharnir.physics.contact import NARROW_PARALLEL_MIN
 from sharnir.physics.partition import (
     LEFTOVER,
     PARTITION_MIN,
@@ -40,6 +41,20 @@ def test_a_split_scene_runs_to_its_pinned_hash_on_one_and_on_two_threads(name):
     pinned = pins().get(cpu(), {}).get(name)
     if pinned is not None:
         assert one == pinned
+
+
+def test_the_narrow_phase_on_threads_finds_the_same_points_to_the_bit():
+    """The 1000 ellipsoids piled up (over NARROW_PARALLEL_MIN candidate pairs: the narrow
+    phase runs on the threads, physics/contact.py) step to the same bits on one and two."""
+    runs = []
+    for n in (1, 2):
+        world = load_scene("ellipsoid_drop")
+        world.configure(threads=n)
+        world.run(700)
+        assert world._contacts.scratch.stats[0] >= NARROW_PARALLEL_MIN
+        runs.append(b"".join(np.ascontiguousarray(getattr(world, f)).tobytes()
+                             for f in ("body_pos", "body_quat", "body_vel", "body_angvel")))
+    assert runs[0] == runs[1]
 
 
 def test_four_threads_give_the_pinned_bits_too():
