@@ -72,7 +72,7 @@ from .broadphase import broadphase, make_broadphase_work
 from .clock import monotonic_seconds
 from .convex import convex_contact
 from .fdo import fdo_collide
-from .jit import ENTRY, KERNEL, PARALLEL
+from .jit import ENTRY, INLINE, KERNEL, PARALLEL
 from .manifold import MAX_POINTS, collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
 from .partition import make_partition
@@ -87,6 +87,7 @@ MANIFOLD_REUSE_MAX = 0.5 * CONTACT_MARGIN   # m: its largest value: a point left
                            # beyond the margin must not have come into touch unseen
 CARRIED = -1               # a pair's narrow phase kept last step's manifold (detect_contacts)
 NARROW_PARALLEL_MIN = 512  # candidate pairs from which the narrow phase runs on the threads
+NARROW_CHUNK = 64          # pairs a thread takes at a time there
 
 # Packed records, built once per step by contact_solver.prepare_contacts so that an iteration
 # reads one contiguous record and does no 3x3 products.  A linear row along u at arms rA, rB is
@@ -573,9 +574,19 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
 @njit(**PARALLEL)
 def _narrow_all(npairs, pairs, old_geom, nold, pair_n, pair_old, pair_pose, geoms, bodies,
                 last, found, h, reuse):
-    """_narrow for every candidate pair k on the step's threads, into row k; each pair's
-    first point of last step by bisection (the serial loop merges instead: the same)."""
-    for k in prange(npairs):
+    """_narrow for every candidate pair k on the step's threads, into row k, NARROW_CHUNK
+    pairs a call (a call per pair cost as much as the pair: ~15 arrays passed by value)."""
+    for c in prange((npairs + NARROW_CHUNK - 1) // NARROW_CHUNK):
+        _narrow_range(c * NARROW_CHUNK, min(npairs, (c + 1) * NARROW_CHUNK), pairs, old_geom,
+                      nold, pair_n, pair_old, pair_pose, geoms, bodies, last, found, h, reuse)
+
+
+@njit(**_JIT)
+def _narrow_range(lo, hi, pairs, old_geom, nold, pair_n, pair_old, pair_pose, geoms, bodies,
+                  last, found, h, reuse):
+    """Pairs lo .. hi - 1 of _narrow_all; each pair's first point of last step by bisection
+    (the serial loop merges instead: the same)."""
+    for k in range(lo, hi):
         a, b = pairs[k, 0], pairs[k, 1]
         old = _first_of(old_geom, nold, a, b)
         pair_old[k] = old
@@ -597,7 +608,7 @@ def _first_of(geom, count, a, b):
     return -1
 
 
-@njit(**_JIT)
+@njit(**INLINE)   # (called, it took ~15 arrays by value a pair: detection 1.5x as long)
 def _narrow(row, a, b, old, geoms, bodies, last, found, pose, h, reuse):
     """Pair (a, b), last step's first point old (-1: none): CARRIED if its manifold is kept,
     else the number of points found, written to row `row` of `found` (point, depth, normal,
@@ -692,7 +703,7 @@ def _narrow(row, a, b, old, geoms, bodies, last, found, pose, h, reuse):
     return n
 
 
-@njit(**_JIT)
+@njit(**INLINE)   # (as _narrow)
 def _emit(a, b, n, old, row, pose, found, kept, old_geom, nold, x, R, geom_body, cap, total,
           worst):
     """Pair (a, b)'s points appended to this step's (new_* in kept) from point `total` on:
