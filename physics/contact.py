@@ -22,8 +22,9 @@ Detection, at the poses of time t (before any velocity of this step changes):
                    (geom a, geom b, feature) key (both lists are in (a, b) order: one merge)
 
 On several threads (Settings.threads, from NARROW_PARALLEL_MIN candidate pairs on) each pair's
-narrow phase writes its own row of the pair_* arrays at once; the points are then appended
-in pair order on one thread, so the store is the same, bit for bit, for any thread count.
+narrow phase writes its own row of the pair_* arrays at once; a pass in pair order gives each
+pair the index of its first point, and the pairs then write their points there at once, so
+the store is the same, bit for bit, for any thread count.
 
 Manifold reuse (Settings.manifold_reuse = tol; Jolt's body-pair cache does the same): every
 point is also kept as the narrow phase found it, in the bodies' frames (surface points l_A,
@@ -192,6 +193,7 @@ ContactScratch = namedtuple("ContactScratch", [
     # the narrow phase's result per candidate pair k (on one thread, every pair uses row 0)
     "pair_n",         # (pcap,) int64 points found, or CARRIED (the manifold kept)
     "pair_old",       # (pcap,) int64 the pair's first point of last step, -1: none
+    "pair_first",     # (pcap + 1,) int64 the pair's first point of this step (on threads)
     "pair_pose",      # (pcap, 7) the bodies' relative pose (x, q) when found
     "pair_point",     # (pcap, 4, 3) m, the pair's points (midpoints)
     "pair_depth",     # (pcap, 4) m, their depths
@@ -248,6 +250,7 @@ def make_contacts(ngeom, cap=64, pcap=64):
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
         pair_n=np.zeros(pcap, np.int64), pair_old=np.zeros(pcap, np.int64),
+        pair_first=np.zeros(pcap + 1, np.int64),
         pair_pose=np.zeros((pcap, 7)), pair_point=np.zeros((pcap, MAX_POINTS, 3)),
         pair_depth=np.zeros((pcap, MAX_POINTS)), pair_normal=np.zeros((pcap, 3)),
         pair_feature=np.zeros((pcap, MAX_POINTS), np.int64),
@@ -513,22 +516,38 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
             scratch.new_normal, scratch.new_depth, scratch.new_point, scratch.new_local,
             scratch.new_local_normal, scratch.new_impulse, scratch.new_found_pose)
     nold = points.count[0]
-    parallel = threads > 1 and npairs >= NARROW_PARALLEL_MIN
-    if parallel:
-        _narrow_all(npairs, scratch.pairs, points.geom, nold, scratch.pair_n,
-                    scratch.pair_old, scratch.pair_pose, geoms, bodies, last, found, h, reuse)
     total = 0
     reused = 0
     worst = 0.0
-    cursor = 0   # last step's points and this step's pairs are both in (a, b) order: merge
-    for k in range(npairs):
-        a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
-        if parallel:
-            row = k
-            n, old = scratch.pair_n[k], scratch.pair_old[k]
-            pose = scratch.pair_pose
-        else:
-            row = 0
+    if threads > 1 and npairs >= NARROW_PARALLEL_MIN:
+        # each pair into its row on the threads; where its points go (in pair order); then
+        # each pair's points written there on the threads
+        _narrow_all(npairs, scratch.pairs, points.geom, nold, scratch.pair_n,
+                    scratch.pair_old, scratch.pair_pose, geoms, bodies, last, found, h, reuse)
+        for k in range(npairs):
+            scratch.pair_first[k] = total
+            n = scratch.pair_n[k]
+            if n == CARRIED:
+                reused += 1
+                o = scratch.pair_old[k]
+                while o < nold and points.geom[o, 0] == scratch.pairs[k, 0] and (
+                        points.geom[o, 1] == scratch.pairs[k, 1]):
+                    total += 1
+                    o += 1
+            else:
+                total += n
+        scratch.pair_first[npairs] = total
+        if total <= cap:
+            _emit_all(npairs, scratch.pairs, scratch.pair_n, scratch.pair_old,
+                      scratch.pair_first, scratch.pair_pose, found, kept, points.geom, nold,
+                      bodies[0], bodies[3], geoms[4], cap)
+            for c in range(total):   # (in point order, as the serial loop takes them)
+                if scratch.new_depth[c] > worst:
+                    worst = scratch.new_depth[c]
+    else:
+        cursor = 0   # last step's points and this step's pairs are both in (a, b) order
+        for k in range(npairs):
+            a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
             while cursor < nold and (points.geom[cursor, 0] < a or (
                     points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
                 cursor += 1
@@ -536,11 +555,10 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
             if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
                 old = cursor
             n = _narrow(0, a, b, old, geoms, bodies, last, found, scratch.pair_pose, h, reuse)
-            pose = scratch.pair_pose
-        if n == CARRIED:
-            reused += 1
-        total, worst = _emit(a, b, n, old, row, pose, found, kept, points.geom, nold,
-                             bodies[0], bodies[3], geoms[4], cap, total, worst)
+            if n == CARRIED:
+                reused += 1
+            total, worst = _emit(a, b, n, old, 0, scratch.pair_pose, found, kept, points.geom,
+                                 nold, bodies[0], bodies[3], geoms[4], cap, total, worst)
     if total > cap:
         scratch.need[1] = total
         return False
@@ -591,6 +609,25 @@ def _narrow_range(lo, hi, pairs, old_geom, nold, pair_n, pair_old, pair_pose, ge
         old = _first_of(old_geom, nold, a, b)
         pair_old[k] = old
         pair_n[k] = _narrow(k, a, b, old, geoms, bodies, last, found, pair_pose, h, reuse)
+
+
+@njit(**PARALLEL)
+def _emit_all(npairs, pairs, pair_n, pair_old, pair_first, pose, found, kept, old_geom, nold,
+              x, R, geom_body, cap):
+    """_emit for every pair k on the step's threads, from point pair_first[k] on (the points
+    of different pairs are apart), NARROW_CHUNK pairs a call."""
+    for c in prange((npairs + NARROW_CHUNK - 1) // NARROW_CHUNK):
+        _emit_range(c * NARROW_CHUNK, min(npairs, (c + 1) * NARROW_CHUNK), pairs, pair_n,
+                    pair_old, pair_first, pose, found, kept, old_geom, nold, x, R, geom_body,
+                    cap)
+
+
+@njit(**_JIT)
+def _emit_range(lo, hi, pairs, pair_n, pair_old, pair_first, pose, found, kept, old_geom, nold,
+                x, R, geom_body, cap):
+    for k in range(lo, hi):
+        _emit(pairs[k, 0], pairs[k, 1], pair_n[k], pair_old[k], k, pose, found, kept, old_geom,
+              nold, x, R, geom_body, cap, pair_first[k], 0.0)
 
 
 @njit(**_JIT)
