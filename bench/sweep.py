@@ -8,8 +8,10 @@ push (40 to 70 N m), reduced to the stop angle and the stop time, at the scene's
 (2 s, 200 steps) and at 20 s (2000 steps). Each backend is timed twice:
 
 * after warm-up: its workers started and two runs done on each (kernels loaded, the scene
-  read once), then the 64 runs through `Backend.rows`, in 5 rounds of serial, pool and Ray in
-  turn (medians; the speed-up is the median of each round's ratio);
+  read once), then the 64 runs through `Backend.rows`, in two phases: 9 rounds of serial and
+  pool in turn before Ray is started, then 9 rounds of serial and Ray in turn (medians; a
+  speed-up is the median of each round's ratio to the serial round of its phase; a 0.3 s
+  pause before each round lets what the last one left running end first);
   overhead per run = wall x workers / 64 - the mean stepping time of a run (World.run's own
   clock): what a run costs beyond its steps (reading the scene, building the world, the
   reducers, the hand-off between processes);
@@ -36,7 +38,8 @@ from sharnir.app import sweep as sw
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Sweeps"
 RUNS = 64
-REPEATS = 5
+REPEATS = 9
+SETTLE_S = 0.3   # s between two timed rounds: what a round left running ends first
 SPEC = """
 scene = "door"
 duration = {duration}
@@ -77,6 +80,16 @@ def timed(backend, runs):
     return wall, statistics.mean(r["step_s"] for r in rows)
 
 
+def rounds(row, pairs, runs):
+    """REPEATS rounds of each (label, backend) in turn, a settling pause before each."""
+    for _ in range(REPEATS):   # in turn, so that a busy moment hits both
+        for label, backend in pairs:
+            time.sleep(SETTLE_S)
+            wall, step = timed(backend, runs)
+            row[label]["walls"].append(wall)
+            row[label]["steps"].append(step)
+
+
 def end_to_end(spec, backend, folder):
     out = Path(folder) / f"out-{backend}"
     t0 = time.perf_counter()
@@ -101,36 +114,40 @@ def measure(durations):
             job, runs = sw.prepare(spec)
             assert len(runs) == RUNS
             labels = ("serial", "local pool", "local Ray")
-            backends = {"serial": sw.Backend(), "local pool": sw.PoolBackend()}
             row = {label: {"walls": [], "steps": []} for label in labels}
-            # the pool's workers fork before Ray's threads exist in this process
-            for label in ("serial", "local pool", "local Ray"):
-                if label == "local Ray":
-                    import ray
-                    ray.init(num_cpus=os.cpu_count(), include_dashboard=False,
-                             log_to_driver=False, logging_level="ERROR")
-                    backends[label] = sw.RayBackend()
-                row[label]["start_s"], row[label]["workers"] = warm_up(backends[label], job,
-                                                                       runs)
+            row["serial with Ray"] = {"walls": [], "steps": []}
             load = [os.getloadavg()[0]]
-            for _ in range(REPEATS):   # in turn, so that a busy moment hits all three
-                for label in labels:
-                    wall, step = timed(backends[label], runs)
-                    row[label]["walls"].append(wall)
-                    row[label]["steps"].append(step)
+            # Two phases. The pool's, with serial runs in turn, before Ray exists: Ray's
+            # daemons (about 0.05 of a core idle) and the clean-up its workers do after a
+            # round (seen to slow the pool's next round by 30-50 %) are not a pool user's.
+            # Then Ray's, with serial runs in turn again; Ray's speed-up is against those.
+            serial, pool = sw.Backend(), sw.PoolBackend()
+            for label, backend in (("serial", serial), ("local pool", pool)):
+                row[label]["start_s"], row[label]["workers"] = warm_up(backend, job, runs)
+            rounds(row, (("serial", serial), ("local pool", pool)), runs)
+            pool.close()
+            import ray
+            ray.init(num_cpus=os.cpu_count(), include_dashboard=False,
+                     log_to_driver=False, logging_level="ERROR")
+            rb = sw.RayBackend()
+            row["local Ray"]["start_s"], row["local Ray"]["workers"] = warm_up(rb, job, runs)
+            rounds(row, (("serial with Ray", serial), ("local Ray", rb)), runs)
             load.append(os.getloadavg()[0])
+            rb.close()
+            base = {"serial": "serial", "local pool": "serial", "local Ray": "serial with Ray"}
             for label in labels:
-                backends[label].close()
                 r = row[label]
+                serial_walls = row[base[label]]["walls"]
                 r["wall_s"] = statistics.median(r["walls"])
                 r["step_s"] = statistics.median(r["steps"])
                 r["overhead_ms"] = 1000 * (r["wall_s"] * r["workers"] / RUNS - r["step_s"])
-                r["speedup"] = statistics.median(s / w for s, w in zip(row["serial"]["walls"],
+                r["speedup"] = statistics.median(s / w for s, w in zip(serial_walls,
                                                                       r["walls"]))
-                r["best_speedup"] = min(row["serial"]["walls"]) / min(r["walls"])
+                r["best_speedup"] = min(serial_walls) / min(r["walls"])
                 print(f"{duration:g} s, {label}: {[round(w, 3) for w in r['walls']]}, start "
                       f"{r['start_s']:.2f} s", file=sys.stderr)
             ray.shutdown()
+            del row["serial with Ray"]
             row["load"] = load
             for label, name in (("serial", "serial"), ("local pool", "local"),
                                 ("local Ray", "ray")):
@@ -154,9 +171,13 @@ def render(res, mach):
         "",
         f"{RUNS} runs of scenes/door.toml (an 8 x 8 grid of the hinge's friction and the push;",
         "stop angle and stop time). After warm-up: the 64 runs on started, warmed workers, "
-        f"{REPEATS} rounds of serial, pool, Ray in turn, medians (the speed-up: the median of "
-        "each round's ratio to its serial run; the best round's: the fastest serial round over "
-        "the fastest of the backend, the least disturbed by other work); overhead per run = "
+        f"{REPEATS} rounds of serial and pool in turn before Ray is started, then {REPEATS} "
+        "rounds of serial and Ray in turn (Ray's daemons and the clean-up its workers do after "
+        "a round slowed the pool's next round by 30-50 % when all three took turns), a "
+        f"{SETTLE_S:g} s pause before each round; medians (the speed-up: the median of each "
+        "round's ratio to the serial round of its phase; the best round's: the fastest serial "
+        "round of the phase over the fastest of the backend, the least disturbed by other "
+        "work); overhead per run = "
         "wall x workers / 64 - a run's mean stepping time. End to end: `sharnir sweep SPEC "
         "--backend B --no-plots` in a fresh process.",
         "",
