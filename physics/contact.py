@@ -489,8 +489,9 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     found keeps that manifold, its points carried by the bodies (0: every pair afresh).
 
     With `threads` > 1 and at least NARROW_PARALLEL_MIN candidate pairs, the pairs are tested
-    on the threads, each into its own row of the pair_* arrays, and then taken in pair order
-    on one thread: the same points, in the same order, to the bit."""
+    on the threads, each into its own row of the pair_* arrays; a pass in pair order on one
+    thread gives each pair the index of its first point, and the pairs then write their
+    points there on the threads: the same points, in the same order, to the bit."""
     start = monotonic_seconds()
     geom_poses(model, state, work, scratch, h)
     broad_start = monotonic_seconds()

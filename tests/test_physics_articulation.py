@@ -246,3 +246,44 @@ def test_a_foot_on_four_coplanar_points_rests_without_drift():
     drift = np.abs(np.array(world.body_pos)[foot] - start)
     assert drift[:2].max() < 1e-9, drift
     assert drift[2] < 1e-6, drift
+
+
+def hanging_pair(bounds):
+    """Two 1 kg links hanging at rest from hinges about y, the second from the first, with
+    their coordinates coupled q_1 - q_0 in `bounds` (a limited fixed tendon, as MuJoCo's
+    humanoid has two)."""
+    world = World(dt=0.01, gravity=(0.0, 0.0, -G), iterations=50, tolerance=1e-12,
+                  articulation="tree")
+    for k in range(2):
+        world.add_body(f"link{k}", mass=1.0, inertia=(0.01,) * 3,
+                       pos=(0.0, 0.0, -0.2 * k - 0.1))
+        world.add_joint(f"j{k}", "revolute", "world" if k == 0 else "link0", f"link{k}",
+                        anchor=(0.0, 0.0, -0.2 * k), axis=(0.0, 1.0, 0.0))
+    world.add_coupling("j1", "j0", lower=bounds[0], upper=bounds[1])
+    return world
+
+
+def test_a_tree_whose_coupling_limit_is_out_of_reach_is_one_exact_pass():
+    """The first link driven about its hinge, C = q_1 - q_0 far from the bounds +-1: the
+    coupling's row is out of the solve, so no row is left outside the tree and one outer
+    iteration is the whole solve
+    (with the row counted, every step of MuJoCo's humanoid ran the cap of 100 outer
+    iterations of 100 tree sweeps). In reach, the outer loop runs again and the bound holds."""
+    far = hanging_pair((-1.0, 1.0))
+    far.add_load("link0", torque=(0.0, 0.5, 0.0))   # (moving: each step's solve has work)
+    for _ in range(15):
+        far.step()
+        assert far.solver_stats["iterations"] == 1
+    q = np.array(far.joint_coord)
+    assert abs(q[0]) > 0.05 and abs(q[1] - q[0]) < 0.5   # it turned; C stayed well inside
+    # in reach: the first link driven about its hinge, the second held to it by the row
+    near = hanging_pair((-1e-3, 1e-3))
+    near.add_load("link0", torque=(0.0, 0.5, 0.0))
+    iterations = []
+    for _ in range(15):
+        near.step()
+        iterations.append(near.solver_stats["iterations"])
+    q = np.array(near.joint_coord)
+    assert abs(q[0]) > 0.02                              # the leader did turn
+    assert abs(q[1] - q[0]) <= 1e-3 + 1e-9               # and the follower kept up
+    assert max(iterations) > 1
