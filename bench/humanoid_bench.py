@@ -430,8 +430,7 @@ def main():
     text += ["", f"Sharnir's bodies include {extra} intermediate bodies for the bodies whose "
              "joints do not compose (scenes/mjcf.py, physics/gimbal.py); its contacts and "
              "limits are hard, MuJoCo's soft in the file's model; MuJoCo's two hamstring "
-             "tendons are not simulated by Sharnir (they hold MuJoCo's torso 0.11 m higher at "
-             "1 s)."]
+             "tendons are Sharnir's limited couplings (physics/coupling.py), hard too."]
     out = "\n".join(text) + "\n"
     if not args.only_sharnir:
         write_section(SECTION, out)
