@@ -85,7 +85,6 @@ from numba import njit
 
 from .clock import monotonic_seconds
 from .constraint import MAX_BLOCKS, SLOT_FRICTION, SLOT_LOWER, SLOT_UPPER
-from .coupling import K_EFF as COUPLING_K_EFF
 from .contact import (
     M_DIR,
     M_LIN,
@@ -101,6 +100,7 @@ from .contact import (
     P_S,
     P_T1,
 )
+from .coupling import K_EFF as COUPLING_K_EFF
 from .jit import ENTRY, INLINE, KERNEL
 from .joint import BLOCK_ROWS, GROUP_HINGES, GROUP_INDEX
 from .motor import (

@@ -23,9 +23,10 @@ Layout (the kernels' flat arrays). An FDO geom's rows in the shared model.hull_v
 = the object's own reference frame), (start, count) in model.geom_hull, geom_size zeros:
 
     row 0, 1                 the box lo, hi
-    row 2 + 5 k + (0, 1, 2)  quadric k's A (k = 0 the base F, k = i + 1 perturbation i)
-    row 2 + 5 k + 3          its b
-    row 2 + 5 k + 4          (c, f_k, 0)   (f_0 unused)
+    row o + (0, 1, 2)        quadric k's A (k = 0 the base F, k = i + 1 perturbation i),
+                             o = HEAD + QROWS k = 2 + 5 k
+    row o + Q_B (3)          its b
+    row o + Q_CF (4)         (c, f_k, 0): columns Q_C, Q_F   (f_0 unused)
 
 count = 2 + 5 (1 + m). Mass properties (uniform density) are integrated numerically on a grid
 over the box (each cell counted by the share 0.5 + F' / (|grad F'| h |n|_1), clamped to
@@ -87,7 +88,10 @@ from .shape import _ZERO, BOX, CAPSULE, CYLINDER, ELLIPSOID, FDO, HULL, PLANE, S
 _JIT = jit.KERNEL
 
 HEAD = 2            # rows before the quadrics (box lo, hi)
-QROWS = 5           # rows per quadric
+QROWS = 5           # rows per quadric: A (its first 3), then ...
+Q_B = 3             # ... b
+Q_CF = 4            # ... (c, f, 0): its columns
+Q_C, Q_F = 0, 1
 SUBDIV_DEPTH = 4    # octree levels below the overlap box
 STACK = 8 * SUBDIV_DEPTH + 2   # cells pending in the depth-first walk
 MAX_LEAVES = 256    # leaves kept (the first in depth-first order)
@@ -202,8 +206,8 @@ class Fdo:
         for k, (Aq, bq, cq, f) in enumerate(quads):
             o = HEAD + QROWS * k
             rows[o:o + 3] = Aq
-            rows[o + 3] = bq
-            rows[o + 4] = (cq, f, 0.0)
+            rows[o + Q_B] = bq
+            rows[o + Q_CF] = (cq, f, 0.0)
         rows.flags.writeable = False
         self.rows = rows
         props = _mass_properties(rows)
@@ -272,7 +276,7 @@ def evaluate(rows, x):
     G = np.zeros((len(x), 3))
     for k in range((len(rows) - HEAD) // QROWS):
         o = HEAD + QROWS * k
-        A, b, c, f = rows[o:o + 3], rows[o + 3], rows[o + 4, 0], rows[o + 4, 1]
+        A, b, c, f = rows[o:o + 3], rows[o + Q_B], rows[o + Q_CF, Q_C], rows[o + Q_CF, Q_F]
         Ax = x @ A
         q = np.einsum("ij,ij->i", Ax, x) + x @ b + c
         gq = 2.0 * Ax + b
@@ -385,7 +389,7 @@ def lipschitz(rows):
     L = 0.0
     for k in range((len(rows) - HEAD) // QROWS):
         o = HEAD + QROWS * k
-        A, b, c, f = rows[o:o + 3], rows[o + 3], rows[o + 4, 0], rows[o + 4, 1]
+        A, b, c, f = rows[o:o + 3], rows[o + Q_B], rows[o + Q_CF, Q_C], rows[o + Q_CF, Q_F]
         gmax = 2.0 * np.linalg.norm(A) * R + np.linalg.norm(b)
         if k == 0:
             L += gmax
@@ -446,8 +450,8 @@ def _quadric(hv, o, x0, x1, x2):
     y0 = a00 * x0 + a01 * x1 + a02 * x2
     y1 = a01 * x0 + a11 * x1 + a12 * x2
     y2 = a02 * x0 + a12 * x1 + a22 * x2
-    b0, b1, b2 = hv[o + 3, 0], hv[o + 3, 1], hv[o + 3, 2]
-    q = y0 * x0 + y1 * x1 + y2 * x2 + b0 * x0 + b1 * x1 + b2 * x2 + hv[o + 4, 0]
+    b0, b1, b2 = hv[o + Q_B, 0], hv[o + Q_B, 1], hv[o + Q_B, 2]
+    q = y0 * x0 + y1 * x1 + y2 * x2 + b0 * x0 + b1 * x1 + b2 * x2 + hv[o + Q_CF, Q_C]
     return q, 2.0 * y0 + b0, 2.0 * y1 + b1, 2.0 * y2 + b2
 
 
@@ -458,7 +462,7 @@ def fdo_value(hv, start, count, x0, x1, x2):
     for o in range(start + HEAD + QROWS, start + count, QROWS):
         q, q0, q1, q2 = _quadric(hv, o, x0, x1, x2)
         if q > 0.0:
-            f = hv[o + 4, 1]
+            f = hv[o + Q_CF, Q_F]
             F += f * q * q * q
             s = 3.0 * f * q * q
             g0 += s * q0
@@ -477,7 +481,7 @@ def fdo_hessian(hv, start, count, x0, x1, x2):
     for o in range(start + HEAD + QROWS, start + count, QROWS):
         q, q0, q1, q2 = _quadric(hv, o, x0, x1, x2)
         if q > 0.0:
-            f = hv[o + 4, 1]
+            f = hv[o + Q_CF, Q_F]
             F += f * q * q * q
             s = 3.0 * f * q * q
             g0 += s * q0
@@ -514,7 +518,7 @@ def fdo_upper(hv, start, count, x0, x1, x2, rho):
     u = _quadric_bounds(hv, start + HEAD, x0, x1, x2, rho)[1]
     for o in range(start + HEAD + QROWS, start + count, QROWS):
         lo, hi = _quadric_bounds(hv, o, x0, x1, x2, rho)
-        f = hv[o + 4, 1]
+        f = hv[o + Q_CF, Q_F]
         if f > 0.0 and hi > 0.0:
             u += f * hi * hi * hi
         elif f < 0.0 and lo > 0.0:
@@ -691,7 +695,7 @@ def fdo_support(hv, start, count, u0, u1, u2, x0, x1, x2, scale):
     o = start + HEAD
     i00, i01, i02, i11, i12, i22, inv = _inv3(-hv[o, 0], -hv[o, 1], -hv[o, 2], -hv[o + 1, 1],
                                               -hv[o + 1, 2], -hv[o + 2, 2])
-    b0, b1, b2 = hv[o + 3, 0], hv[o + 3, 1], hv[o + 3, 2]
+    b0, b1, b2 = hv[o + Q_B, 0], hv[o + Q_B, 1], hv[o + Q_B, 2]
     c0 = 0.5 * (i00 * b0 + i01 * b1 + i02 * b2)
     c1 = 0.5 * (i01 * b0 + i11 * b1 + i12 * b2)
     c2 = 0.5 * (i02 * b0 + i12 * b1 + i22 * b2)
