@@ -119,7 +119,8 @@ def measure(durations):
             load = [os.getloadavg()[0]]
             # Two phases. The pool's, with serial runs in turn, before Ray exists: Ray's
             # daemons (about 0.05 of a core idle) and the clean-up its workers do after a
-            # round (seen to slow the pool's next round by 30-50 %) are not a pool user's.
+            # round (in turn with Ray's, two of five pool rounds ran 6.0 and 6.9 ms of
+            # stepping a run, against 4.3-4.8 with Ray idle) are not a pool user's.
             # Then Ray's, with serial runs in turn again; Ray's speed-up is against those.
             serial, pool = sw.Backend(), sw.PoolBackend()
             for label, backend in (("serial", serial), ("local pool", pool)):
@@ -173,7 +174,8 @@ def render(res, mach):
         "stop angle and stop time). After warm-up: the 64 runs on started, warmed workers, "
         f"{REPEATS} rounds of serial and pool in turn before Ray is started, then {REPEATS} "
         "rounds of serial and Ray in turn (Ray's daemons and the clean-up its workers do after "
-        "a round slowed the pool's next round by 30-50 % when all three took turns), a "
+        "a round slowed two of five pool rounds to 6.0 and 6.9 ms of stepping a run, against "
+        "4.3-4.8 with Ray idle, when all three took turns), a "
         f"{SETTLE_S:g} s pause before each round; medians (the speed-up: the median of each "
         "round's ratio to the serial round of its phase; the best round's: the fastest serial "
         "round of the phase over the fastest of the backend, the least disturbed by other "
