@@ -20,6 +20,7 @@ import platform
 import time
 import warnings
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -121,23 +122,25 @@ def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, 
         acc[9] += t1 - t
 
 
-def measure(scene, articulation, settle, steps):
+def measure(scene, articulation, settle, steps, threads=1):
     """(seconds per stage (len(STAGES),), the real step's seconds) over `steps` steps from
-    `settle` steps in."""
-    world = load_scene(scene, [f"solver.articulation={articulation}"])
+    `settle` steps in, on `threads` threads."""
+    world = load_scene(scene, [f"solver.articulation={articulation}",
+                               f"solver.threads={threads}"])
     world.run(settle)
     world.run(1)                           # (the step's own kernels compile or load)
     twin = copy.deepcopy(world)
     model, state, work = world._ready()
+    numba.set_num_threads(threads)
     args = (model, state, work, *contact_args(world._contacts), world._step_trees(),
-            world._settings)
+            world._settings._replace(threads=threads))
     acc = np.zeros(len(STAGES))
     _timed_steps(0, *args, acc)            # (compiles, or loads from the cache)
     _timed_steps(steps, *args, acc)
     model, state, work = twin._ready()
     start = time.perf_counter()
     S.step_many(model, state, work, *contact_args(twin._contacts), twin._step_trees(),
-                twin._settings, steps,
+                twin._settings._replace(threads=threads), steps,
                 *_empty_records(state))
     real = (time.perf_counter() - start) / steps
     return acc / steps, real
@@ -148,14 +151,19 @@ def main(argv=None):
     ap.add_argument("scenes", nargs="*", default=list(SCENES))
     ap.add_argument("--settle", type=int, default=400, help="steps before timing (default 400)")
     ap.add_argument("--steps", type=int, default=2000, help="steps timed (default 2000)")
+    ap.add_argument("--threads", default="1", help="thread counts, comma-separated (default 1)")
+    ap.add_argument("--modes", default="sweep,tree", help="articulation modes (default both)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     columns, rows = [], []
+    counts = [int(n) for n in args.threads.split(",")]
     for scene in args.scenes:
-        for mode in ("sweep", "tree"):
-            per, real = measure(scene, mode, args.settle, args.steps)
-            columns.append(f"{scene.rsplit('/', 1)[-1]}, {mode}")
-            rows.append((per, real))
+        for mode in args.modes.split(","):
+            for n in counts:
+                per, real = measure(scene, mode, args.settle, args.steps, n)
+                columns.append(f"{scene.rsplit('/', 1)[-1]}, {mode}"
+                               + (f", {n} thr" if len(counts) > 1 else ""))
+                rows.append((per, real))
     print(f"Machine: {platform.processor() or platform.machine()}; "
           f"{args.steps} steps after {args.settle}; us a step")
     print()

@@ -71,6 +71,8 @@ def build(bodies, joints, loads, carry=None, contacts=None):
                        model.body_kind, nm)
     ng = model.geom_kind.shape[0]
     kept = contacts is not None and contacts.scratch.geom_pos.shape[0] == ng
+    if kept:   # (its pair cache holds the pairs the old filters let through: emptied)
+        contacts.scratch.bp_fat_state[:] = 0
     contacts = (contacts if kept else make_contacts(ng)) if may_touch(model) else None
     return Compiled(model, state, work, trees, contacts)
 

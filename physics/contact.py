@@ -69,7 +69,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from .broadphase import broadphase, make_broadphase_work
+from .broadphase import cached_broadphase, make_broadphase_work, make_pair_cache
 from .clock import monotonic_seconds
 from .convex import convex_contact
 from .fdo import fdo_collide
@@ -191,6 +191,12 @@ ContactScratch = namedtuple("ContactScratch", [
     "bp_mark",        # (ngeom,) int64  |
     "bp_cand",        # (ngeom,) int64  |
     "bp_ext",         # (ngeom,) m     /
+    "bp_fat",         # (ngeom, 6) m         \
+    "bp_fat_pairs",   # (2, fcap, 2) int64    |
+    "bp_fat_keys",    # (2, fcap) int64       |  the broad phase's pair cache
+    "bp_fat_bucket",  # (ngeom + 1,) int64    |  (broadphase.make_pair_cache: fat pairs
+    "bp_escaped",     # (ngeom,) int64        |  keys bucket escaped state)
+    "bp_fat_state",   # (3,) int64           /
     # the narrow phase's result per candidate pair k (on one thread, every pair uses row 0)
     "pair_n",         # (pcap,) int64 points found, or CARRIED (the manifold kept)
     "pair_old",       # (pcap,) int64 the pair's first point of last step, -1: none
@@ -202,7 +208,8 @@ ContactScratch = namedtuple("ContactScratch", [
     "pair_feature",   # (pcap, 4) int64 their feature ids
     "pair_convex",    # (pcap, 12) the convex routine's first direction (last step's normal
                       #   or 0), then its normal, point on A, point on B (m)
-    "need",           # (2,) int64 pair and point capacity needed when detection overflowed
+    "need",           # (3,) int64 pair, point and cached-pair capacity needed when detection
+                      #   overflowed
     "stats",          # (6,) pairs tested, points, detection seconds, worst overlap (m),
                       #      broad-phase seconds (part of the detection), manifolds reused
 ])
@@ -223,8 +230,9 @@ def contact_args(contacts):
     return NO_CONTACTS if contacts is None else tuple(contacts)
 
 
-def make_contacts(ngeom, cap=64, pcap=64):
+def make_contacts(ngeom, cap=64, pcap=64, fcap=256):
     bp = make_broadphase_work(ngeom)
+    fat = make_pair_cache(ngeom, fcap)
     n = max(int(ngeom), 1)
     points = ContactPoints(
         count=np.zeros(1, np.int64), geom=np.zeros((cap, 2), np.int64),
@@ -250,13 +258,15 @@ def make_contacts(ngeom, cap=64, pcap=64):
         geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n), guard_path=np.zeros((n, 2, 3)),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
+        bp_fat=fat.fat, bp_fat_pairs=fat.pairs, bp_fat_keys=fat.keys,
+        bp_fat_bucket=fat.bucket, bp_escaped=fat.escaped, bp_fat_state=fat.state,
         pair_n=np.zeros(pcap, np.int64), pair_old=np.zeros(pcap, np.int64),
         pair_first=np.zeros(pcap + 1, np.int64),
         pair_pose=np.zeros((pcap, 7)), pair_point=np.zeros((pcap, MAX_POINTS, 3)),
         pair_depth=np.zeros((pcap, MAX_POINTS)), pair_normal=np.zeros((pcap, 3)),
         pair_feature=np.zeros((pcap, MAX_POINTS), np.int64),
         pair_convex=np.zeros((pcap, 12)),
-        need=np.zeros(2, np.int64), stats=np.zeros(6))
+        need=np.zeros(3, np.int64), stats=np.zeros(6))
     return ContactSet(points, rows, scratch)
 
 
@@ -265,7 +275,8 @@ def grown(contacts, ngeom):
     points, scratch = contacts.points, contacts.scratch
     cap = max(points.geom.shape[0], int(scratch.need[1]))
     pcap = max(scratch.pairs.shape[0], int(scratch.need[0]))
-    out = make_contacts(ngeom, cap=2 * cap, pcap=2 * pcap)
+    fcap = max(scratch.bp_fat_pairs.shape[1], int(scratch.need[2]))
+    out = make_contacts(ngeom, cap=2 * cap, pcap=2 * pcap, fcap=2 * fcap)
     k = int(points.count[0])
     for name in POINT_FIELDS:
         getattr(out.points, name)[:k] = getattr(points, name)[:k]
@@ -495,13 +506,18 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     start = monotonic_seconds()
     geom_poses(model, state, work, scratch, h)
     broad_start = monotonic_seconds()
-    npairs = broadphase(scratch.geom_aabb, model.geom_body, model.body_dynamic,
-                        model.geom_group, model.geom_mask, model.pair_excluded,
-                        model.geom_kind, scratch.geom_plane, scratch.bp_slot,
-                        scratch.bp_order, scratch.bp_box, scratch.bp_start, scratch.bp_big,
-                        scratch.bp_planes, scratch.bp_mark, scratch.bp_cand, scratch.bp_ext,
-                        scratch.pairs)
+    npairs, nfat = cached_broadphase(
+        (scratch.geom_aabb, model.geom_body, model.body_dynamic, model.geom_group,
+         model.geom_mask, model.pair_excluded, model.geom_kind, scratch.geom_plane),
+        state.body_vel, h,
+        (scratch.bp_slot, scratch.bp_order, scratch.bp_box, scratch.bp_start, scratch.bp_big,
+         scratch.bp_planes, scratch.bp_mark, scratch.bp_cand), scratch.bp_ext,
+        (scratch.bp_fat, scratch.bp_fat_pairs, scratch.bp_fat_keys, scratch.bp_fat_bucket,
+         scratch.bp_escaped, scratch.bp_fat_state), scratch.pairs)
     broad_s = monotonic_seconds() - broad_start
+    if nfat > scratch.bp_fat_pairs.shape[1]:
+        scratch.need[2] = nfat
+        return False
     if npairs > scratch.pairs.shape[0]:
         scratch.need[0] = npairs
         return False

@@ -2,7 +2,13 @@
 import numpy as np
 import pytest
 
-from sharnir.physics.broadphase import SMALL_SCENE, find_pairs, make_broadphase_work
+from sharnir.physics.broadphase import (
+    SMALL_SCENE,
+    cached_broadphase,
+    find_pairs,
+    make_broadphase_work,
+    make_pair_cache,
+)
 
 PLANE, BOX = 5, 0
 
@@ -257,3 +263,63 @@ def test_too_small_output_reports_the_true_count_and_the_grown_array_gets_every_
     assert count0 == count == len(ref)
     pairs, count = run(scene, work, cap=count)
     np.testing.assert_array_equal(pairs, ref)
+
+
+def cached_run(scene, work, cache, cap=16384, vel=None):
+    out = np.full((cap, 2), -7, dtype=np.int64)
+    geoms = (scene["aabb"], scene["body"], scene["dynamic"], scene["group"], scene["mask"],
+             scene["excluded"], scene["kind"], scene["plane"])
+    grid = (work.slot, work.order, work.box, work.start, work.big, work.planes, work.mark,
+            work.cand)
+    vel = np.zeros((len(scene["dynamic"]), 3)) if vel is None else vel
+    count, need = cached_broadphase(geoms, vel, 0.01, grid, work.ext, tuple(cache), out)
+    assert count <= cap
+    return out[:count].copy(), need
+
+
+@pytest.mark.parametrize("moving", [0.0, 0.02, 0.1, 0.3, 1.0])
+def test_the_pair_cache_gives_exactly_the_full_querys_pairs_as_boxes_move(moving):
+    """Boxes (with planes, several geoms per body, static bodies and filters) move by random
+    steps, a share `moving` of them each step (0: none; 1: all): the cached broad phase gives
+    the pairs of the full query, which are brute force's, in the same order. (Whatever the
+    fat boxes are, the cache holds every pair whose tight boxes overlap: each tight box lies
+    in its fat box, and a geom whose box left it is queried anew.)"""
+    rng = np.random.default_rng(23)
+    n = 600
+    scene = make_scene(rng, n, 2.5, clustered=True, huge=3)
+    nbody = n // 2
+    scene["body"] = rng.integers(0, nbody, n).astype(np.int64)
+    scene["dynamic"] = rng.random(nbody) < 0.9
+    scene["group"] = rng.integers(1, 8, n).astype(np.int64)
+    scene["mask"] = rng.integers(1, 8, n).astype(np.int64)
+    lo = rng.integers(0, nbody - 1, n // 4)
+    scene["excluded"] = np.unique(lo * nbody + lo + 1)
+    for p in (0, 311):
+        scene["kind"][p] = PLANE
+        scene["plane"][p] = [0.0, 0.3, 0.954, -0.5]
+    work, cache = make_broadphase_work(n), make_pair_cache(n, 40000)
+    vel = rng.normal(0.0, 1.0, (nbody, 3))   # (the fat boxes reach ahead along it)
+    for step in range(25):
+        pairs, need = cached_run(scene, work, cache, vel=vel)
+        assert need <= 40000
+        full, _ = run(scene)
+        np.testing.assert_array_equal(pairs, full)
+        if step % 8 == 0:
+            np.testing.assert_array_equal(full, expected(scene))
+        move = rng.random(n) < moving
+        shift = rng.normal(0.0, 0.05, (n, 3)) * move[:, None]
+        scene["aabb"] = scene["aabb"] + np.hstack([shift, shift])
+    assert cache.state[1] == 1
+
+
+def test_a_pair_cache_too_small_still_gives_every_pair_and_says_how_many_it_needs():
+    rng = np.random.default_rng(24)
+    scene = make_scene(rng, 400, 1.2)
+    work, cache = make_broadphase_work(400), make_pair_cache(400, 16)
+    pairs, need = cached_run(scene, work, cache)
+    np.testing.assert_array_equal(pairs, expected(scene))
+    assert need > 16 and cache.state[1] == 0
+    bigger = make_pair_cache(400, need)
+    pairs, again = cached_run(scene, work, bigger)
+    np.testing.assert_array_equal(pairs, expected(scene))
+    assert again == need and bigger.state[1] == 1
