@@ -699,20 +699,24 @@ def joint_gaps(stats, settings, gap, j, angle, j_angle):
 def momentum_follows_impulses(model, state, work):
     """L += I dw for the angular velocity change dw the impulses made, with the inertia they
     were applied with (I = body_rot diag(I_body) body_rot^T)."""
-    R = work.body_rot
     for i in range(model.body_kind.shape[0]):
-        if model.body_kind[i] != DYNAMIC:
-            continue
-        dw = (state.body_angvel[i, 0] - work.body_free_angvel[i, 0],
-              state.body_angvel[i, 1] - work.body_free_angvel[i, 1],
-              state.body_angvel[i, 2] - work.body_free_angvel[i, 2])
-        I = model.body_inertia[i]
-        l0 = (R[i, 0, 0] * dw[0] + R[i, 1, 0] * dw[1] + R[i, 2, 0] * dw[2]) * I[0]
-        l1 = (R[i, 0, 1] * dw[0] + R[i, 1, 1] * dw[1] + R[i, 2, 1] * dw[2]) * I[1]
-        l2 = (R[i, 0, 2] * dw[0] + R[i, 1, 2] * dw[1] + R[i, 2, 2] * dw[2]) * I[2]
-        dL = mat_vec(R[i], (l0, l1, l2))
-        for q in range(3):
-            state.body_angmom[i, q] += dL[q]
+        if model.body_kind[i] == DYNAMIC:
+            _follow_impulses(i, work.body_rot, model.body_inertia, state.body_angvel,
+                             work.body_free_angvel, state.body_angmom)
+
+
+@njit(**INLINE)
+def _follow_impulses(i, R, inertia, angvel, free_angvel, angmom):
+    """momentum_follows_impulses for body i."""
+    dw = (angvel[i, 0] - free_angvel[i, 0], angvel[i, 1] - free_angvel[i, 1],
+          angvel[i, 2] - free_angvel[i, 2])
+    I = inertia[i]
+    l0 = (R[i, 0, 0] * dw[0] + R[i, 1, 0] * dw[1] + R[i, 2, 0] * dw[2]) * I[0]
+    l1 = (R[i, 0, 1] * dw[0] + R[i, 1, 1] * dw[1] + R[i, 2, 1] * dw[2]) * I[1]
+    l2 = (R[i, 0, 2] * dw[0] + R[i, 1, 2] * dw[1] + R[i, 2, 2] * dw[2]) * I[2]
+    dL = mat_vec(R[i], (l0, l1, l2))
+    for q in range(3):
+        angmom[i, q] += dL[q]
 
 
 @njit(**_JIT)
@@ -877,36 +881,55 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
 
 @njit(**_JIT)
 def integrate_positions(model, state, work, settings):
-    h = settings.dt
-    R = work.body_rot
-    momentum_follows_impulses(model, state, work)
-    for i in range(model.body_kind.shape[0]):
-        kind = model.body_kind[i]
-        if kind == STATIC:
-            continue
-        w = (state.body_angvel[i, 0], state.body_angvel[i, 1], state.body_angvel[i, 2])
+    """Each body on its own (momentum_follows_impulses, then x += h v and the turn): on the
+    step's threads where there are many."""
+    bodies = (model.body_kind, model.body_island, model.body_inertia, model.body_inv_inertia,
+              state.body_pos, state.body_quat, state.body_vel, state.body_angvel,
+              state.body_angmom, work.body_rot, work.body_inv_inertia_world,
+              work.body_free_angvel, work.body_turn)
+    nbody = model.body_kind.shape[0]
+    if threaded(nbody // BODY_SHARE, settings.threads):
+        _integrate_bodies(nbody, bodies, settings.dt)
+    else:
+        for i in range(nbody):
+            _integrate_body(i, bodies, settings.dt)
+
+
+@njit(**PARALLEL)
+def _integrate_bodies(nbody, bodies, h):
+    for i in prange(nbody):
+        _integrate_body(i, bodies, h)
+
+
+@njit(**_JIT)
+def _integrate_body(i, bodies, h):
+    (kinds, island, inertia, inv_inertia, pos, quat, vel, angvel, angmom, R, iiw, free_angvel,
+     turn) = bodies
+    kind = kinds[i]
+    if kind == STATIC:
+        return
+    if kind == DYNAMIC:
+        _follow_impulses(i, R, inertia, angvel, free_angvel, angmom)
+    w = (angvel[i, 0], angvel[i, 1], angvel[i, 2])
+    for q in range(3):
+        pos[i, q] += h * vel[i, q]
+    q0 = (quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3])
+    L = (angmom[i, 0], angmom[i, 1], angmom[i, 2])
+    if turn[i] == TURN_HELD or island[i] >= 0:   # by L, torque-free
+        turned = free_rotation(q0, L, inv_inertia[i], h)
+    elif turn[i] == TURN_FAST:
+        turned = free_rotation_parts(q0, L, inv_inertia[i], h)
+    else:
+        turned = quat_rotated(q0, (h * w[0], h * w[1], h * w[2]))
+    for q in range(4):
+        quat[i, q] = turned[q]
+    if kind == DYNAMIC:
+        # the angular velocity that goes with L at the new orientation
+        quat_to_mat(turned, R[i])
+        world_inverse_inertia(R[i], inv_inertia[i], iiw[i])
+        w = mat_vec(iiw[i], (angmom[i, 0], angmom[i, 1], angmom[i, 2]))
         for q in range(3):
-            state.body_pos[i, q] += h * state.body_vel[i, q]
-        q0 = (state.body_quat[i, 0], state.body_quat[i, 1], state.body_quat[i, 2],
-              state.body_quat[i, 3])
-        L = (state.body_angmom[i, 0], state.body_angmom[i, 1], state.body_angmom[i, 2])
-        if work.body_turn[i] == TURN_HELD or model.body_island[i] >= 0:   # by L, torque-free
-            turned = free_rotation(q0, L, model.body_inv_inertia[i], h)
-        elif work.body_turn[i] == TURN_FAST:
-            turned = free_rotation_parts(q0, L, model.body_inv_inertia[i], h)
-        else:
-            turned = quat_rotated(q0, (h * w[0], h * w[1], h * w[2]))
-        for q in range(4):
-            state.body_quat[i, q] = turned[q]
-        if kind == DYNAMIC:
-            # the angular velocity that goes with L at the new orientation
-            quat_to_mat(turned, R[i])
-            world_inverse_inertia(R[i], model.body_inv_inertia[i], work.body_inv_inertia_world[i])
-            w = mat_vec(work.body_inv_inertia_world[i], (state.body_angmom[i, 0],
-                                                         state.body_angmom[i, 1],
-                                                         state.body_angmom[i, 2]))
-            for q in range(3):
-                state.body_angvel[i, q] = w[q]
+            angvel[i, q] = w[q]
 
 
 @njit(**STAGE)
