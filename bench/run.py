@@ -38,7 +38,8 @@ HISTORY = "## History"
 APP_SECTION = "## App (headless)"
 KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost",
                  "## Robots", "## MuJoCo's humanoid", "## Robot files",
-                 "## Fuzz", "## Against MuJoCo, side by side")  # other scripts
+                 "## Fuzz", "## Against MuJoCo, side by side",
+                 "## Broad phase and threads, side by side")  # other scripts
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not
 re-measured here:
