@@ -58,6 +58,19 @@ def make_scene(rng, n, spread, *, clustered=False, huge=5, offset=0.0):
             "plane": np.zeros((n, 4))}
 
 
+def add_bodies_and_filters(rng, scene, nbody, dynamic, nexcluded, reach):
+    """The geoms spread over nbody bodies, a share `dynamic` of them dynamic, random groups
+    and masks, and nexcluded joined body pairs (each body with one up to reach - 1 after it)."""
+    n = len(scene["aabb"])
+    scene["body"] = rng.integers(0, nbody, n).astype(np.int64)
+    scene["dynamic"] = rng.random(nbody) < dynamic
+    scene["group"] = rng.integers(1, 8, n).astype(np.int64)
+    scene["mask"] = rng.integers(1, 8, n).astype(np.int64)
+    lo = rng.integers(0, nbody - 1, nexcluded)
+    hi = np.minimum(lo + rng.integers(1, reach, nexcluded), nbody - 1)
+    scene["excluded"] = np.unique(lo * nbody + hi)
+
+
 def run(scene, work=None, cap=None):
     n = len(scene["aabb"])
     work = make_broadphase_work(n) if work is None else work
@@ -218,14 +231,7 @@ def test_random_scene_with_planes_bodies_and_filters_matches_brute_force(n):
     """Both ways: the grid, and every pair tested for scenes of up to SMALL_SCENE geoms."""
     rng = np.random.default_rng(17)
     scene = make_scene(rng, n, 2.0 * (n / 900) ** (1 / 3), clustered=n > 100)
-    nbody = n // 3
-    scene["body"] = rng.integers(0, nbody, n).astype(np.int64)
-    scene["dynamic"] = rng.random(nbody) < 0.8
-    scene["group"] = rng.integers(1, 8, n).astype(np.int64)
-    scene["mask"] = rng.integers(1, 8, n).astype(np.int64)
-    lo = rng.integers(0, nbody - 1, n // 2)
-    hi = np.minimum(lo + rng.integers(1, 20, n // 2), nbody - 1)
-    scene["excluded"] = np.unique(lo * nbody + hi)
+    add_bodies_and_filters(rng, scene, n // 3, 0.8, n // 2, 20)
     for p in rng.choice(n, 6, replace=False):
         normal = rng.normal(size=3)
         normal /= np.linalg.norm(normal)
@@ -287,18 +293,12 @@ def test_the_pair_cache_gives_exactly_the_full_querys_pairs_as_boxes_move(moving
     rng = np.random.default_rng(23)
     n = 600
     scene = make_scene(rng, n, 2.5, clustered=True, huge=3)
-    nbody = n // 2
-    scene["body"] = rng.integers(0, nbody, n).astype(np.int64)
-    scene["dynamic"] = rng.random(nbody) < 0.9
-    scene["group"] = rng.integers(1, 8, n).astype(np.int64)
-    scene["mask"] = rng.integers(1, 8, n).astype(np.int64)
-    lo = rng.integers(0, nbody - 1, n // 4)
-    scene["excluded"] = np.unique(lo * nbody + lo + 1)
+    add_bodies_and_filters(rng, scene, n // 2, 0.9, n // 4, 2)
     for p in (0, 311):
         scene["kind"][p] = PLANE
         scene["plane"][p] = [0.0, 0.3, 0.954, -0.5]
     work, cache = make_broadphase_work(n), make_pair_cache(n, 40000)
-    vel = rng.normal(0.0, 1.0, (nbody, 3))   # (the fat boxes reach ahead along it)
+    vel = rng.normal(0.0, 1.0, (n // 2, 3))   # (the fat boxes reach ahead along it)
     for step in range(25):
         pairs, need = cached_run(scene, work, cache, vel=vel)
         assert need <= 40000
