@@ -531,8 +531,8 @@ def cached_broadphase(geoms, body_vel, h, grid, ext, cache, out_pairs):
     body_dynamic, geom_group, geom_mask, excluded, geom_kind, geom_plane); body_vel (nbody, 3)
     and the step h stretch the fat boxes along the motion; grid: (slot, order, box, start,
     big, planes, mark, cand) and ext, as for `broadphase`; cache: (fat (ngeom, 6), pairs (2,
-    fcap, 2), keys (fcap,), bucket (ngeom + 1,), escaped (ngeom,), state (3,): cached pairs,
-    1 while the cache holds, which of the two pair lists is current). Returns (pairs, cached
+    fcap, 2), keys (2, fcap), bucket (ngeom + 1,), escaped (ngeom,), state (3,): cached
+    pairs, 1 while the cache holds, which of the two pair lists is current). Returns (pairs, cached
     pairs): the first as `broadphase` returns it; the second > fcap if the cache overflowed,
     in which case it is left empty, the pairs are found all the same (the grid over the tight
     boxes) and the caller may grow `pairs` and `keys` to hold that many."""
@@ -636,6 +636,10 @@ def cached_broadphase(geoms, body_vel, h, grid, ext, cache, out_pairs):
             if _boxes_overlap(aabb, a, b):   # (may_collide: when it was cached)
                 count = _emit(out_pairs, count, a, b)
     if rewrite:
+        if n > fcap:   # (the kept and the new pairs together: more than the list holds)
+            fat_state[0] = 0
+            fat_state[1] = 0
+            return count, n
         fat_state[0] = n
         fat_state[2] = 1 - fat_state[2]
     return count, fat_state[0]

@@ -323,3 +323,28 @@ def test_a_pair_cache_too_small_still_gives_every_pair_and_says_how_many_it_need
     pairs, again = cached_run(scene, work, bigger)
     np.testing.assert_array_equal(pairs, expected(scene))
     assert again == need and bigger.state[1] == 1
+
+
+def test_a_merge_that_outgrows_the_pair_cache_still_gives_every_pair_and_empties_it():
+    """The cache holds its pairs exactly; a few boxes then move into a crowd, so that the kept
+    pairs and their new ones together outgrow it: the pairs are the full query's all the
+    same, the cache says how many it needs and holds nothing, and the next call is right."""
+    rng = np.random.default_rng(25)
+    n = 400
+    scene = make_scene(rng, n, 3.0, huge=0)
+    work = make_broadphase_work(n)
+    _, nfat = cached_run(scene, work, make_pair_cache(n, 100000))
+    cache = make_pair_cache(n, nfat)
+    pairs, need = cached_run(scene, work, cache)
+    assert need == nfat and cache.state[1] == 1
+    crowd = scene["aabb"].copy()
+    centre = 0.5 * (crowd[0, :3] + crowd[0, 3:])
+    half = 0.5 * (crowd[10:30, 3:] - crowd[10:30, :3])
+    crowd[10:30] = np.hstack([centre - half, centre + half])   # 20 boxes onto box 0
+    scene["aabb"] = crowd
+    pairs, need = cached_run(scene, work, cache)
+    full, _ = run(scene)
+    np.testing.assert_array_equal(pairs, full)
+    assert need > nfat and cache.state[0] == 0 and cache.state[1] == 0
+    again, _ = cached_run(scene, work, cache)
+    np.testing.assert_array_equal(again, full)
