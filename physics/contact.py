@@ -160,7 +160,9 @@ ContactRows = namedtuple("ContactRows", [
     "part_unit",      # (cap,) int64 each manifold's unit
     "part_start",     # (UNITS + 1,) int64 unit u: part_order[part_start[u]:part_start[u + 1]]
     "part_bin",       # (HISTOGRAM,) int64 scratch: the slab of each bin, then cursors
-    "part_worst",     # (UNITS,) each unit's largest dp^2 in the last sweep
+    "part_worst",     # (UNITS + 1,) each unit's largest dp^2 in the last sweep; [UNITS]:
+                      #   the sweep's (solve_contacts_claimed)
+    "part_sync",      # (SYNC_SIZE,) int64 the counters of a claimed solve (partition.py)
 ])
 
 ContactScratch = namedtuple("ContactScratch", [
@@ -540,8 +542,17 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     if threads > 1 and npairs >= NARROW_PARALLEL_MIN:
         # each pair into its row on the threads; where its points go (in pair order); then
         # each pair's points written there on the threads
-        _narrow_all(threads, npairs, scratch.pairs, points.geom, nold, scratch.pair_n,
-                    scratch.pair_old, scratch.pair_pose, geoms, bodies, last, found, h, reuse)
+        cursor = 0   # each pair's first point of last step, by the merge of the serial loop
+        for k in range(npairs):
+            a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
+            while cursor < nold and (points.geom[cursor, 0] < a or (
+                    points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
+                cursor += 1
+            scratch.pair_old[k] = -1
+            if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
+                scratch.pair_old[k] = cursor
+        _narrow_all(threads, npairs, scratch.pairs, scratch.pair_n, scratch.pair_old,
+                    scratch.pair_pose, geoms, bodies, last, found, h, reuse)
         for k in range(npairs):
             scratch.pair_first[k] = total
             n = scratch.pair_n[k]
@@ -586,10 +597,10 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     kept = (points.geom, points.body, points.feature, points.depth, points.point,
             points.normal, points.impulse, points.local, points.local_normal,
             points.found_pose)
-    if threads > 1 and total >= NARROW_PARALLEL_MIN:
-        _keep_all(threads, total, new, kept, model.geom_body)
-    else:
-        _keep_range(0, total, new, kept, model.geom_body)
+    # (on one thread: a copy, memory-bound; on two it took 85-89 us a step against 60-78 on
+    # one on the drop, and the pyramid's 22 us became 96: the other core reads what this one
+    # wrote, and writes what this one reads next)
+    _keep_range(0, total, new, kept, model.geom_body)
     points.count[0] = total
     scratch.stats[0] = npairs
     scratch.stats[1] = total
@@ -601,8 +612,8 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
 
 
 @njit(**PARALLEL)
-def _narrow_all(lanes, npairs, pairs, old_geom, nold, pair_n, pair_old, pair_pose, geoms,
-                bodies, last, found, h, reuse):
+def _narrow_all(lanes, npairs, pairs, pair_n, pair_old, pair_pose, geoms, bodies, last, found,
+                h, reuse):
     """_narrow for every candidate pair k on the step's threads, into row k, NARROW_CHUNK
     pairs a call (a call per pair cost as much as the pair: ~15 arrays passed by value); the
     chunks dealt to `lanes` lanes in turn (lane l: chunks l, l + lanes, ...), one lane a
@@ -612,21 +623,20 @@ def _narrow_all(lanes, npairs, pairs, old_geom, nold, pair_n, pair_old, pair_pos
     nchunk = (npairs + NARROW_CHUNK - 1) // NARROW_CHUNK
     for lane in prange(lanes):
         for c in range(lane, nchunk, lanes):
-            _narrow_range(c * NARROW_CHUNK, min(npairs, (c + 1) * NARROW_CHUNK), pairs,
-                          old_geom, nold, pair_n, pair_old, pair_pose, geoms, bodies, last,
-                          found, h, reuse)
+            _narrow_range(c * NARROW_CHUNK, min(npairs, (c + 1) * NARROW_CHUNK), pairs, pair_n,
+                          pair_old, pair_pose, geoms, bodies, last, found, h, reuse)
 
 
 @njit(**_JIT)
-def _narrow_range(lo, hi, pairs, old_geom, nold, pair_n, pair_old, pair_pose, geoms, bodies,
-                  last, found, h, reuse):
-    """Pairs lo .. hi - 1 of _narrow_all; each pair's first point of last step by bisection
-    (the serial loop merges instead: the same)."""
+def _narrow_range(lo, hi, pairs, pair_n, pair_old, pair_pose, geoms, bodies, last, found, h,
+                  reuse):
+    """Pairs lo .. hi - 1 of _narrow_all, each with its first point of last step (pair_old,
+    from detect_contacts' merge: with a bisection a pair instead, the threaded detection of
+    the drop at step 600, every pair afresh, took 1,035 us on one thread against the serial
+    loop's 879; with the merge, 765 against 823)."""
     for k in range(lo, hi):
-        a, b = pairs[k, 0], pairs[k, 1]
-        old = _first_of(old_geom, nold, a, b)
-        pair_old[k] = old
-        pair_n[k] = _narrow(k, a, b, old, geoms, bodies, last, found, pair_pose, h, reuse)
+        pair_n[k] = _narrow(k, pairs[k, 0], pairs[k, 1], pair_old[k], geoms, bodies, last,
+                            found, pair_pose, h, reuse)
 
 
 @njit(**PARALLEL)
@@ -649,16 +659,6 @@ def _emit_range(lo, hi, pairs, pair_n, pair_old, pair_first, pose, found, kept, 
     for k in range(lo, hi):
         _emit(pairs[k, 0], pairs[k, 1], pair_n[k], pair_old[k], k, pose, found, kept, old_geom,
               nold, x, R, geom_body, cap, pair_first[k], 0.0)
-
-
-@njit(**PARALLEL)
-def _keep_all(lanes, total, new, kept, geom_body):
-    """_keep_range over the points on the step's threads, NARROW_CHUNK points a call."""
-    nchunk = (total + NARROW_CHUNK - 1) // NARROW_CHUNK
-    for lane in prange(lanes):
-        for c in range(lane, nchunk, lanes):
-            _keep_range(c * NARROW_CHUNK, min(total, (c + 1) * NARROW_CHUNK), new, kept,
-                        geom_body)
 
 
 @njit(**_JIT)
@@ -684,21 +684,6 @@ def _keep_range(lo, hi, new, kept, geom_body):
             local_normal[c, q] = new_local_normal[c, q]
         for q in range(7):
             found_pose[c, q] = new_found_pose[c, q]
-
-
-@njit(**_JIT)
-def _first_of(geom, count, a, b):
-    """The first of the `count` points (in (a, b) order) of pair (a, b), or -1."""
-    lo, hi = 0, count
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if geom[mid, 0] < a or (geom[mid, 0] == a and geom[mid, 1] < b):
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < count and geom[lo, 0] == a and geom[lo, 1] == b:
-        return lo
-    return -1
 
 
 @njit(**INLINE)   # (called, it took ~15 arrays by value a pair: detection 1.5x as long)

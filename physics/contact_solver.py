@@ -83,6 +83,8 @@ import math
 
 from numba import njit, prange
 
+from .atomic import fetch_add, load_acquire, relax
+from .clock import monotonic_seconds
 from .contact import (
     AXIS,
     M_ANG,
@@ -115,7 +117,7 @@ from .contact import (
     WRENCH_FORCE,
     WRENCH_TORQUE,
 )
-from .jit import KERNEL, PARALLEL
+from .jit import INLINE, KERNEL, PARALLEL
 from .math3 import cross, mat_vec, quat_rotate, quat_rotated
 from .model import (
     REGION_AXES,
@@ -125,7 +127,19 @@ from .model import (
     REGION_MU,
     REGION_POINT,
 )
-from .partition import PHASES, partition_manifolds, phase_threaded, phase_units, threaded
+from .partition import (
+    PHASES,
+    SYNC_CLAIM,
+    SYNC_DECIDED,
+    SYNC_FINISHED,
+    SYNC_STOP,
+    SYNC_TABLE,
+    SYNC_UNITS,
+    UNITS,
+    partition_manifolds,
+    phase_threaded,
+    phase_units,
+)
 
 _JIT = KERNEL
 
@@ -202,11 +216,10 @@ def _regions_mu(body_region, region_param, body_pos, body_rot, point, impulse, f
 
 # ---- rows -------------------------------------------------------------------------------------
 @njit(**_JIT)
-def prepare_contacts(model, state, work, points, rows, h, threads):
+def prepare_contacts(model, state, work, points, rows, h):
     """Group the points into manifolds and pack their rows: arms, tangents, effective masses,
     materials, approach speeds and normal targets, at the poses of time t and the velocities
-    before this step's forces; then split the manifolds into units (partition.py). Each
-    manifold's rows depend on it alone: they are packed on the step's threads."""
+    before this step's forces; then split the manifolds into units (partition.py)."""
     count = points.count[0]
     nman = 0
     first = 0
@@ -226,25 +239,25 @@ def prepare_contacts(model, state, work, points, rows, h, threads):
     bodies = (state.body_pos, state.body_vel, state.body_angvel, work.body_rot,
               work.body_inv_inertia_world, model.body_inv_mass, model.body_region)
     geoms = (model.geom_material, model.geom_body, model.region_param)
-    if threaded(nman, threads):
-        _pack_all(nman, rows.man_first, points.body, points.normal, points.impulse,
-                  rows.man_rows, cs, bodies, geoms, h)
-    else:
-        for m in range(nman):
-            _pack_manifold(m, rows.man_first, points.body, points.normal, points.impulse,
-                           rows.man_rows, cs, bodies, geoms, h)
+    # (on one thread: on two, the pyramid's 69 us took 106 and the drop's 268 took 313; the
+    # other core reads what detection wrote here, and writes what the sweeps read next)
+    _pack_range(0, nman, rows.man_first, points.body, points.normal, points.impulse,
+                rows.man_rows, cs, bodies, geoms, h)
     partition_manifolds(nman, rows.man_first, points.body, state.body_pos,
                         model.body_inv_mass, rows.part_order, rows.part_unit,
                         rows.part_start, rows.part_bin)
 
 
-@njit(**PARALLEL)
-def _pack_all(nman, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h):
-    for m in prange(nman):
+@njit(**_JIT)
+def _pack_range(lo, hi, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h):
+    """Manifolds lo .. hi - 1 packed (_pack_manifold). The helpers below are inlined into
+    this one loop: called, each passed its ~25 arrays field by field, and the drop's packing
+    took 500 us a step against 204 inlined (pyramid: 150 against 63; the same bits)."""
+    for m in range(lo, hi):
         _pack_manifold(m, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h)
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _pack_manifold(m, man_first, body, normal, impulse, man_rows, cs, bodies, geoms, h):
     """Manifold m's rows: its points' (_prepare_point) and its anchor's. cs: as
     _prepare_point's; bodies: (body_pos, vel, angvel, body_rot, inv_inertia_world, inv_mass,
@@ -305,12 +318,11 @@ def _pack_manifold(m, man_first, body, normal, impulse, man_rows, cs, bodies, ge
                  mu1, mu2, mat[MU_ROLL], mat[MU_SPIN] + 0.5 * (mu1 + mu2) * rbar)
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, h):
     """One point: material, arms, its normal row. cs: the contacts' (points.geom, .point,
     .depth, rows.material, .arm, .tangent, .point_rows, .approach, .state) arrays, gm
-    model.geom_material: arrays,
-    not the tuples, as a call that takes those costs a reference count per array in them."""
+    model.geom_material."""
     geom, point, depth, material, arm, tangent, rows, approach, cstate = cs
     ga, gb = geom[c, 0], geom[c, 1]
     m0, m1, m2 = point[c, 0], point[c, 1], point[c, 2]
@@ -336,7 +348,7 @@ def _prepare_point(cs, gm, body_pos, vel, angvel, iiw, ima, c, a, b, n, t1, t2, 
     rec[N_TARGET] = d / h if d < 0.0 else 0.0   # -gap / h: close it, don't cross
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _pack_linear(rec, j, iia, iib, ra, rb, u):
     """The linear block of direction u at offset j; returns its angular part of J M^-1 J^T."""
     ja = cross(ra, u)
@@ -352,7 +364,7 @@ def _pack_linear(rec, j, iia, iib, ra, rb, u):
             + jb[0] * wb[0] + jb[1] * wb[1] + jb[2] * wb[2])
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _pack_anchor(rec, ima, imb, iia, iib, ra, rb, n, t1, t2, mu1, mu2, roll, twist):
     dirs = (n, t1, t2)
     for r in range(3):
@@ -416,7 +428,7 @@ def _angular_apply(rec, k, lam, w, a, b):
             w[b, q] += lam * rec[base + 3 + q]
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
     """u . (vB + wB x rB - vA - wA x rA)"""
     wa, wb = angvel[a], angvel[b]
@@ -428,25 +440,18 @@ def _point_velocity(vel, angvel, a, b, ra, rb, u0, u1, u2):
 
 
 @njit(**_JIT)
-def forced_approach(model, state, work, points, rows, threads):
+def forced_approach(model, state, work, points, rows):
     """Cdot_n after this step's forces (gravity), before any impulse: with the speed at
     detection it gives the speed at the moment of impact inside the step."""
     args = (points.body, points.normal, rows.arm, rows.approach, state.body_vel,
             state.body_angvel)
-    if threaded(points.count[0], threads):
-        _approach_all(points.count[0], args)
-    else:
-        for c in range(points.count[0]):
-            _approach(c, args)
-
-
-@njit(**PARALLEL)
-def _approach_all(count, args):
-    for c in prange(count):
+    # (on one thread: ~10 ns a point, memory-bound; threaded, the drop's forces and approach
+    # speeds took 79 us a step on two threads against 27 on one)
+    for c in range(points.count[0]):
         _approach(c, args)
 
 
-@njit(**_JIT)
+@njit(**INLINE)
 def _approach(c, args):
     body, normal, arm, approach, vel, angvel = args
     a, b = body[c, 0], body[c, 1]
@@ -457,9 +462,9 @@ def _approach(c, args):
 
 
 @njit(**_JIT)
-def warm_start_contacts(model, state, work, points, rows, warm, threads):
+def warm_start_contacts(model, state, work, points, rows, warm):
     """Apply last step's impulses (clamped to this step's cones), or drop them; unit by unit
-    (partition.py), the units of a phase on the step's threads."""
+    (partition.py), in the order of a forward sweep."""
     if not warm:
         for c in range(points.count[0]):
             for q in range(6):
@@ -467,19 +472,10 @@ def warm_start_contacts(model, state, work, points, rows, warm, threads):
         return
     args = (rows.man_first, points.body, points.impulse, rows.point_rows, rows.man_rows,
             state.body_vel, state.body_angvel, rows.part_order)
-    for phase in range(PHASES):
-        u0, n = phase_units(phase, False)
-        if phase_threaded(rows.part_start, u0, n, threads):
-            _warm_phase(u0, n, rows.part_start, args)
-        else:
-            for u in range(u0, u0 + n):
-                _warm_unit(rows.part_start[u], rows.part_start[u + 1], args)
-
-
-@njit(**PARALLEL)
-def _warm_phase(u0, n, part_start, args):
-    for i in prange(n):
-        _warm_unit(part_start[u0 + i], part_start[u0 + i + 1], args)
+    # (the units in their order, on one thread: a phase's units on two threads took the
+    # pyramid's 20 us to 77 and the drop's 93 to 149, this pass reading what the other core
+    # wrote last; the sweeps that follow take the units on the threads)
+    _warm_unit(0, rows.part_start[UNITS], args)
 
 
 @njit(**_JIT)
@@ -584,6 +580,96 @@ def _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding,
         part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
                                     man_rows, man_tree, impulse, sliding, v, w, backward,
                                     part_order)
+
+
+@njit(**_JIT)
+def solve_contacts_claimed(first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                           part_order, part_start, part_worst, sync, lanes, iterations, tol2,
+                           budget_s, start):
+    """Up to `iterations` sweeps of solve_contacts (odd ones backward) in ONE parallel region
+    on `lanes` threads; (sweeps done, the last one's largest dp^2). The solve stops after the
+    sweep whose largest dp^2 is <= tol2, or once budget_s (> 0) seconds have passed since
+    `start` (monotonic_seconds), as the loop of solver.solve_velocities does.
+
+    solve_contacts launches a parallel loop per phase, 2-3 a sweep, and each costs ~2 us to
+    start and end (measured here: 2.5-2.7 us a phase against 0.3 for this hand-off); the
+    pyramid's 20 sweeps are 60 phases of ~8 us a thread. Here the threads take the units
+    themselves, one at a time, from a shared counter (part_sync, partition.py): ticket k is
+    unit k mod U of sweep k // U (U: the units that hold manifolds, in sweep order), and a
+    thread runs it once every unit of the phases before it in that sweep is finished and the
+    sweep before was decided to go on. The thread that finishes a sweep's last unit takes
+    that decision. Which thread runs a unit never changes what it computes (the units of a
+    phase share no moving body), so the bits are those of solve_contacts on any number of
+    threads; a thread that is never started leaves its units to the others, so nothing waits
+    on a given thread."""
+    nu = 0
+    for d in range(2):   # the tables: the units in sweep order, each one's phase start
+        t = SYNC_TABLE + 2 * UNITS * d
+        nu = 0
+        for phase in range(PHASES):
+            u0, n = phase_units(phase, d == 1)
+            before = nu
+            for u in range(u0, u0 + n):
+                if part_start[u + 1] > part_start[u]:
+                    sync[t + nu] = u
+                    sync[t + UNITS + nu] = before
+                    nu += 1
+    if nu == 0 or iterations <= 0:
+        return 0, 0.0
+    sync[SYNC_UNITS] = nu
+    sync[SYNC_CLAIM] = 0
+    sync[SYNC_FINISHED] = 0
+    sync[SYNC_DECIDED] = 0
+    sync[SYNC_STOP] = 0
+    _claim_all(lanes, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+               part_order, part_start, part_worst, sync, iterations, tol2, budget_s, start)
+    return sync[SYNC_STOP], part_worst[UNITS]
+
+
+@njit(**PARALLEL)
+def _claim_all(lanes, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+               part_order, part_start, part_worst, sync, iterations, tol2, budget_s, start):
+    for _ in prange(lanes):
+        _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
+                     part_order, part_start, part_worst, sync, iterations, tol2, budget_s,
+                     start)
+
+
+@njit(**_JIT)
+def _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, part_order,
+                 part_start, part_worst, sync, iterations, tol2, budget_s, start):
+    """One thread of solve_contacts_claimed: take tickets until the solve stops."""
+    nu = sync[SYNC_UNITS]
+    while True:
+        k = fetch_add(sync, SYNC_CLAIM, 1)
+        it = k // nu
+        if it >= iterations:
+            return
+        r = k - it * nu
+        backward = it % 2 == 1
+        t = SYNC_TABLE + 2 * UNITS * (1 if backward else 0)
+        u = sync[t + r]
+        need = it * nu + sync[t + UNITS + r]
+        spins = 0   # (a solve that stopped leaves later tickets waiting: they end)
+        while ((load_acquire(sync, SYNC_FINISHED) < need
+                or load_acquire(sync, SYNC_DECIDED) < it)
+               and load_acquire(sync, SYNC_STOP) == 0):
+            spins = relax(spins)
+        if load_acquire(sync, SYNC_STOP) != 0:
+            return   # (the stop came after every ticket of its sweep was finished)
+        part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
+                                    man_rows, man_tree, impulse, sliding, v, w, backward,
+                                    part_order)
+        if fetch_add(sync, SYNC_FINISHED, 1) == (it + 1) * nu - 1:
+            # the sweep's last unit: its largest dp^2, and whether the solve goes on
+            worst = 0.0
+            for i in range(nu):
+                worst = max(worst, part_worst[sync[t + i]])
+            part_worst[UNITS] = worst
+            if (worst <= tol2 or it + 1 == iterations
+                    or (budget_s > 0.0 and monotonic_seconds() - start >= budget_s)):
+                fetch_add(sync, SYNC_STOP, it + 1)
+            fetch_add(sync, SYNC_DECIDED, 1)
 
 
 @njit(**_JIT)

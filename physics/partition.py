@@ -29,6 +29,12 @@ them one after another and N threads running them at once give bit-identical res
 (tests/test_physics_threads.py). A scene with fewer than PARTITION_MIN manifolds puts all of
 them in LEFTOVER in their index order: the sweep order of a single thread, and no launch.
 
+On threads, solve_contacts starts a parallel loop per phase. A solve of contacts alone (no
+joint, motor, damper or coupling rows between its sweeps) runs all its sweeps in one parallel
+region instead, the threads taking the units one at a time from shared counters (part_sync,
+laid out below; contact_solver.solve_contacts_claimed): the same bits, without the ~2 us that
+starting and ending each phase's loop cost.
+
 SLABS is fixed (results depend on it, as on the iterations): 8 slabs are 4 units a phase, work
 for up to 4 threads; a machine of 12 cores would want 24 (see docs/papers.md).
 """
@@ -46,11 +52,24 @@ PARTITION_MIN = 64             # fewer manifolds: all in LEFTOVER, in index orde
 assert SLABS % 2 == 0
 
 
+# part_sync: the counters of a solve whose sweeps the threads take unit by unit in one
+# parallel region (contact_solver.solve_contacts_claimed), each on a cache line of its own
+SYNC_CLAIM = 0                 # units taken so far (all sweeps)
+SYNC_FINISHED = 8              # units finished so far
+SYNC_DECIDED = 16              # sweeps whose going on or not has been decided
+SYNC_STOP = 24                 # 0, or the sweeps done once the solve stops
+SYNC_UNITS = 32                # units a sweep (those with manifolds)
+SYNC_TABLE = 40                # forward, then backward: the units in sweep order (UNITS),
+                               # then the units before each one's phase (UNITS)
+SYNC_SIZE = SYNC_TABLE + 4 * UNITS
+
+
 def make_partition(cap):
     """The arrays of a partition of up to `cap` manifolds (contact.ContactRows' part_*)."""
     return dict(part_order=np.zeros(cap, np.int64), part_unit=np.zeros(cap, np.int64),
                 part_start=np.zeros(UNITS + 1, np.int64),
-                part_bin=np.zeros(HISTOGRAM, np.int64), part_worst=np.zeros(UNITS))
+                part_bin=np.zeros(HISTOGRAM, np.int64), part_worst=np.zeros(UNITS + 1),
+                part_sync=np.zeros(SYNC_SIZE, np.int64))
 
 
 @njit(**KERNEL)
@@ -180,3 +199,11 @@ def threaded(items, threads):
 def phase_threaded(part_start, u0, n, threads):
     """Whether the phase of units u0 .. u0 + n - 1 runs on the step's threads."""
     return n > 1 and threaded(part_start[u0 + n] - part_start[u0], threads)
+
+
+@njit(**KERNEL)
+def sweeps_claimed(part_start, threads):
+    """Whether a solve of contacts alone runs its sweeps claimed unit by unit in one parallel
+    region (contact_solver.solve_contacts_claimed): where a phase of them is threaded."""
+    return (phase_threaded(part_start, 0, PHASE_UNITS, threads)
+            or phase_threaded(part_start, PHASE_UNITS, PHASE_UNITS, threads))

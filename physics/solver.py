@@ -107,6 +107,7 @@ from .contact_solver import (
     restitution,
     solve_contact_positions,
     solve_contacts,
+    solve_contacts_claimed,
     spread_sliding,
     warm_start_contacts,
 )
@@ -180,7 +181,7 @@ from .motor import (
     solve_motors,
     warm_start_motors,
 )
-from .partition import BODY_SHARE, threaded
+from .partition import BODY_SHARE, sweeps_claimed, threaded
 from .perturb import add_drag
 from .tree import tree_pass
 
@@ -782,7 +783,20 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
         # that no tree took (without them, one exact pass of the trees is the solve)
         outer = not tree or outer_rows(model, work, rows, trees)
     deadline = start + settings.budget_s if settings.budget_s > 0.0 else 0.0
-    for it in range(settings.iterations):
+    # contacts alone, on threads: every sweep in one parallel region (solve_contacts_claimed)
+    claimed = False
+    if points is not None:
+        if (points.count[0] > 0 and not tree and work.block_count[0] == 0
+                and model.motor_joint.shape[0] == 0 and work.damper_count[0] == 0
+                and model.coupling_joint.shape[0] == 0
+                and sweeps_claimed(rows.part_start, settings.threads)):
+            claimed = True
+            done, worst = solve_contacts_claimed(
+                rows.man_first, points.body, rows.point_rows, rows.man_rows, rows.man_tree,
+                points.impulse, points.sliding, vel, angvel, rows.part_order,
+                rows.part_start, rows.part_worst, rows.part_sync, settings.threads,
+                settings.iterations, tol2, settings.budget_s, start)
+    for it in range(0 if claimed else settings.iterations):
         worst = 0.0
         if trees is not None:
             if tree:
@@ -1226,18 +1240,17 @@ def step(model, state, work, points, rows, scratch, trees, settings):
         prepare_couplings(model, state, work, settings)
     if points is not None:
         if touching:
-            prepare_contacts(model, state, work, points, rows, settings.dt, settings.threads)
+            prepare_contacts(model, state, work, points, rows, settings.dt)
     apply_forces(model, state, work, settings)
     traced(model, state, settings, STAGE_APPLY_FORCES)
     if points is not None:
         if touching:
-            forced_approach(model, state, work, points, rows, settings.threads)
+            forced_approach(model, state, work, points, rows)
     aim_at_step_end(model, state, work, settings)
     warm_start(model, state, work, settings)
     if points is not None:
         if touching:
-            warm_start_contacts(model, state, work, points, rows, settings.warm_start,
-                                settings.threads)
+            warm_start_contacts(model, state, work, points, rows, settings.warm_start)
     traced(model, state, settings, STAGE_WARM_START)
     solve_velocities(model, state, work, points, rows, trees, settings)
     traced(model, state, settings, STAGE_SOLVE_VELOCITIES)

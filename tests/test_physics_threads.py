@@ -15,6 +15,7 @@ from test_physics_determinism import SCENES, cpu, pins, run_hash
 
 from sharnir.physics import threads
 from sharnir.physics.contact import NARROW_PARALLEL_MIN
+from sharnir.physics.model import STAT_ITERATIONS
 from sharnir.physics.partition import (
     LEFTOVER,
     PARTITION_MIN,
@@ -27,6 +28,8 @@ from sharnir.scenes import load_scene
 
 # the pinned scenes with enough manifolds to be split into units (the others run as before)
 SPLIT = ("pyramid", "granular_pile")
+TOLERANCE = 1e-3   # N s: the pyramid's first 120 steps stop at it after 1-20 of their 20
+                   # sweeps, 12 on average
 
 
 def _hash_with(name, n):
@@ -73,6 +76,63 @@ def test_four_threads_give_the_pinned_bits_too():
                           text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-len(SPLIT):] == [_hash_with(name, 1) for name in SPLIT]
+
+
+def _run_bits(world, steps):
+    rec = world.run(steps)
+    bits = b"".join(np.ascontiguousarray(getattr(world, f)).tobytes()
+                    for f in ("body_pos", "body_quat", "body_vel", "body_angvel"))
+    return rec.stats[:, STAT_ITERATIONS].tolist(), bits
+
+
+def test_sweeps_taken_unit_by_unit_stop_at_the_tolerance_where_one_thread_does():
+    """Contacts alone on two threads: a step's sweeps run in one parallel region, the threads
+    taking the units one at a time (contact_solver.solve_contacts_claimed), and the thread
+    that finishes a sweep decides whether the solve goes on. The sweeps done in each step
+    and every bit are one thread's, with a tolerance that stops most steps early."""
+    runs = []
+    for n in (1, 2):
+        world = load_scene("pyramid", [f"solver.tolerance={TOLERANCE}"])
+        world.configure(threads=n)
+        runs.append(_run_bits(world, 120))
+    assert runs[0] == runs[1]
+    sweeps = runs[0][0]
+    assert sum(k < 20 for k in sweeps) > len(sweeps) // 2 and len(set(sweeps)) > 5, sweeps
+
+
+def test_sweeps_taken_unit_by_unit_end_when_only_one_thread_takes_them():
+    """A step told to use two threads while numba runs one (or a second thread that never
+    starts): the one thread takes every unit, and the step ends with the same bits."""
+    code = textwrap.dedent("""
+        import hashlib
+        import numba
+        import numpy as np
+        from sharnir.physics import solver
+        from sharnir.physics.contact import contact_args
+        from sharnir.physics.world import _empty_records
+        from sharnir.scenes import load_scene
+
+        def bits(world):
+            return hashlib.sha256(b"".join(np.ascontiguousarray(getattr(world, f)).tobytes()
+                for f in ("body_pos", "body_quat", "body_vel", "body_angvel"))).hexdigest()
+
+        one = load_scene("pyramid")
+        one.configure(threads=1)
+        one.run(40)
+        world = load_scene("pyramid")
+        world.configure(threads=2)
+        world.run(1)   # (compiled or loaded; the rows split into units)
+        model, state, work = world._ready()
+        numba.set_num_threads(1)
+        solver.step_many(model, state, work, *contact_args(world._contacts),
+                         world._step_trees(), world._settings._replace(threads=2), 39,
+                         *_empty_records(state))
+        print(bits(one) == bits(world))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "True"
 
 
 def test_the_pyramid_is_split_into_units_of_both_phases():
