@@ -30,9 +30,9 @@ from sharnir.physics.contact import contact_args
 from sharnir.physics.world import _empty_records
 from sharnir.scenes import load_scene
 
-STAGES = ("free motion, energy", "contact detection", "joint rows, motors, dampers",
-          "contact rows, forces, warm start", "velocity solve", "integration",
-          "position solve", "tunnelling guard", "reports", "checks")
+STAGES = ("free motion", "energy", "contact detection", "joint rows, motors, dampers",
+          "contact rows (pack, partition)", "forces, approach", "warm start", "velocity solve",
+          "integration", "position solve", "tunnelling guard", "reports", "checks")
 SCENES = ("tests/fixtures/mjcf/humanoid.xml", "biped")
 
 
@@ -42,18 +42,15 @@ def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, 
     for _ in range(n):
         t = now()
         S.free_motion(model, state, work, settings)
+        t = _lap(acc, 0, t)
         S.energy_before(model, state, work, settings)
-        t1 = now()
-        acc[0] += t1 - t
-        t = t1
+        t = _lap(acc, 1, t)
         touching = False
         if points is not None:
             S.detect_contacts(model, state, work, points, scratch, settings.dt,
                               settings.manifold_reuse, settings.threads)
             touching = points.count[0] > 0
-        t1 = now()
-        acc[1] += t1 - t
-        t = t1
+        t = _lap(acc, 2, t)
         S.prepare_joints(model, state, work, settings)
         S.motor_rows(model, state, work)
         S.follow_geometry(model, state, work, settings)
@@ -66,60 +63,53 @@ def _timed_steps(n, model, state, work, points, rows, scratch, trees, settings, 
             state.joint_damper_impulse[:] = 0.0
         if model.coupling_joint.shape[0] > 0:
             S.prepare_couplings(model, state, work, settings)
-        t1 = now()
-        acc[2] += t1 - t
-        t = t1
+        t = _lap(acc, 3, t)
         if points is not None:
             if touching:
-                S.prepare_contacts(model, state, work, points, rows, settings.dt,
-                                   settings.threads)
+                S.prepare_contacts(model, state, work, points, rows, settings.dt)
+        t = _lap(acc, 4, t)
         S.apply_forces(model, state, work, settings)
         if points is not None:
             if touching:
-                S.forced_approach(model, state, work, points, rows, settings.threads)
+                S.forced_approach(model, state, work, points, rows)
         S.aim_at_step_end(model, state, work, settings)
+        t = _lap(acc, 5, t)
         S.warm_start(model, state, work, settings)
         if points is not None:
             if touching:
-                S.warm_start_contacts(model, state, work, points, rows, settings.warm_start,
-                                   settings.threads)
-        t1 = now()
-        acc[3] += t1 - t
-        t = t1
+                S.warm_start_contacts(model, state, work, points, rows, settings.warm_start)
+        t = _lap(acc, 6, t)
         S.solve_velocities(model, state, work, points, rows, trees, settings)
-        t1 = now()
-        acc[4] += t1 - t
-        t = t1
+        t = _lap(acc, 7, t)
         S.integrate_positions(model, state, work, settings)
-        t1 = now()
-        acc[5] += t1 - t
-        t = t1
+        t = _lap(acc, 8, t)
         S.island_momentum_before(model, state, work)
         S.solve_positions(model, state, work, points, rows, settings)
         S.keep_island_momentum(model, state, work)
-        t1 = now()
-        acc[6] += t1 - t
-        t = t1
+        t = _lap(acc, 9, t)
         if scratch is not None:
             S.guard_static(model, state, scratch)
-        t1 = now()
-        acc[7] += t1 - t
-        t = t1
+        t = _lap(acc, 10, t)
         S.report_joints(model, state, work, settings)
         S.report_reactions(model, state, work, settings)
         if points is not None:
             S.contact_wrenches(model, state, points, rows, settings.dt)
         state.time[0] += settings.dt
         state.step_count[0] += 1
-        t1 = now()
-        acc[8] += t1 - t
-        t = t1
+        t = _lap(acc, 11, t)
         S.scan_bodies(model.body_kind, state.body_pos, state.body_quat, state.body_vel,
                       state.body_angvel, state.body_angmom, settings.max_speed,
                       settings.max_angular_speed)
         S.energy_jump(model, state, work, settings)
-        t1 = now()
-        acc[9] += t1 - t
+        _lap(acc, 12, t)
+
+
+@njit(inline="always")
+def _lap(acc, k, t):
+    """acc[k] += the time since t; returns now."""
+    t1 = now()
+    acc[k] += t1 - t
+    return t1
 
 
 def measure(scene, articulation, settle, steps, threads=1):
