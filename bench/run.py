@@ -36,10 +36,9 @@ ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
 APP_SECTION = "## App (headless)"
-KEPT_SECTIONS = (APP_SECTION, "## Contacts", "## Start-up", "## Frame cost",
-                 "## Robots", "## MuJoCo's humanoid", "## Robot files",
-                 "## Fuzz", "## Against MuJoCo, side by side",
-                 "## Broad phase and threads, side by side")  # other scripts
+# the sections this script writes itself; every other one (bench/app_bench.py's, bench/
+# contacts_bench.py's, bench/sweep.py's, notes by hand) is kept as it was, in its order
+OWN_SECTIONS = ("## Machine", "## Speed", "## Chain energy", "## Peers", HISTORY)
 PEERS = """\
 Measured by others on this machine class (from the issue), the same 50-link chain, not
 re-measured here:
@@ -160,18 +159,16 @@ def old_history():
 
 
 def old_app_section():
-    """The sections the other benchmark scripts wrote (`## App (headless)` from
-    bench/app_bench.py, `## Contacts` from bench/contacts_bench.py), kept as they were."""
+    """The sections of the previous results.md that this script does not write (the other
+    benchmark scripts' and the notes), kept as they were."""
     if not RESULTS_MD.exists():
         return []
     text = RESULTS_MD.read_text(encoding="utf-8")
     kept = []
-    for title in KEPT_SECTIONS:
-        start = text.find(title + "\n")
-        if start < 0:
-            continue
-        end = text.find("\n## ", start + len(title))
-        kept += text[start:end if end >= 0 else len(text)].rstrip().splitlines() + [""]
+    for part in ("\n" + text).split("\n## ")[1:]:
+        section = "## " + part
+        if not section.startswith(OWN_SECTIONS):
+            kept += section.rstrip().splitlines() + [""]
     return kept
 
 
