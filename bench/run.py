@@ -35,7 +35,6 @@ RUNS, QUICK_RUNS = 5, 1
 ENERGY_EVERY = 10  # steps between energy samples
 G = 9.81
 HISTORY = "## History"
-APP_SECTION = "## App (headless)"
 # the sections this script writes itself; every other one (bench/app_bench.py's, bench/
 # contacts_bench.py's, bench/sweep.py's, notes by hand) is kept as it was, in its order
 OWN_SECTIONS = ("## Machine", "## Speed", "## Chain energy", "## Peers", HISTORY)
