@@ -128,6 +128,7 @@ from .model import (
     REGION_POINT,
 )
 from .partition import (
+    PHASE_UNITS,
     PHASES,
     SYNC_CLAIM,
     SYNC_DECIDED,
@@ -580,6 +581,14 @@ def _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding,
         part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
                                     man_rows, man_tree, impulse, sliding, v, w, backward,
                                     part_order)
+
+
+@njit(**_JIT)
+def sweeps_claimed(part_start, threads):
+    """Whether a solve of contacts alone runs its sweeps claimed unit by unit in one parallel
+    region (solve_contacts_claimed): where a phase of them is threaded."""
+    return (phase_threaded(part_start, 0, PHASE_UNITS, threads)
+            or phase_threaded(part_start, PHASE_UNITS, PHASE_UNITS, threads))
 
 
 @njit(**_JIT)

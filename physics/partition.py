@@ -199,11 +199,3 @@ def threaded(items, threads):
 def phase_threaded(part_start, u0, n, threads):
     """Whether the phase of units u0 .. u0 + n - 1 runs on the step's threads."""
     return n > 1 and threaded(part_start[u0 + n] - part_start[u0], threads)
-
-
-@njit(**KERNEL)
-def sweeps_claimed(part_start, threads):
-    """Whether a solve of contacts alone runs its sweeps claimed unit by unit in one parallel
-    region (contact_solver.solve_contacts_claimed): where a phase of them is threaded."""
-    return (phase_threaded(part_start, 0, PHASE_UNITS, threads)
-            or phase_threaded(part_start, PHASE_UNITS, PHASE_UNITS, threads))

@@ -109,6 +109,7 @@ from .contact_solver import (
     solve_contacts,
     solve_contacts_claimed,
     spread_sliding,
+    sweeps_claimed,
     warm_start_contacts,
 )
 from .coupling import prepare_couplings, solve_couplings, warm_start_couplings
@@ -181,7 +182,7 @@ from .motor import (
     solve_motors,
     warm_start_motors,
 )
-from .partition import BODY_SHARE, sweeps_claimed, threaded
+from .partition import BODY_SHARE, threaded
 from .perturb import add_drag
 from .tree import tree_pass
 
