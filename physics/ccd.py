@@ -109,12 +109,24 @@ def _box_entry(a0, a1, a2, u0, u1, u2, e0, e1, e2):
     return near, axis, side
 
 
+@njit(inline="always", **_JIT)
+def _moved(path, seg, o, d0, d1, d2):
+    """Geom o's end point moved by d, and its path's box with it where the guard moves o."""
+    path[o, 1, 0] += d0
+    path[o, 1, 1] += d1
+    path[o, 1, 2] += d2
+    if seg[o, 0] <= seg[o, 3]:
+        for q in range(3):
+            seg[o, q] = min(path[o, 0, q], path[o, 1, q])
+            seg[o, 3 + q] = max(path[o, 0, q], path[o, 1, q])
+
+
 @njit(**_JIT)
-def _stop(model, state, path, g, tau, n0, n1, n2):
+def _stop(model, state, path, seg, g, tau, n0, n1, n2):
     """Move geom g's body (a body of a floating jointed system: the whole system) so that its
     inner point, at p1 = path[g, 1], goes to p0 + tau (p1 - p0) + GUARD_GAP n
-    (p0 = path[g, 0]) and the moved geoms' end points with it; drop the body's velocity
-    into n."""
+    (p0 = path[g, 0]) and the moved geoms' end points (and their paths' boxes, seg) with it;
+    drop the body's velocity into n."""
     b = model.geom_body[g]
     d0 = path[g, 0, 0] + tau * (path[g, 1, 0] - path[g, 0, 0]) + GUARD_GAP * n0 - path[g, 1, 0]
     d1 = path[g, 0, 1] + tau * (path[g, 1, 1] - path[g, 0, 1]) + GUARD_GAP * n1 - path[g, 1, 1]
@@ -129,9 +141,7 @@ def _stop(model, state, path, g, tau, n0, n1, n2):
                 state.body_pos[i, 2] += d2
         for o in range(model.geom_body.shape[0]):
             if model.body_island[model.geom_body[o]] == k:
-                path[o, 1, 0] += d0
-                path[o, 1, 1] += d1
-                path[o, 1, 2] += d2
+                _moved(path, seg, o, d0, d1, d2)
     else:
         state.body_pos[b, 0] += d0
         state.body_pos[b, 1] += d1
@@ -143,9 +153,7 @@ def _stop(model, state, path, g, tau, n0, n1, n2):
         while end < model.geom_body.shape[0] and model.geom_body[end] == b:
             end += 1
         for o in range(first, end):
-            path[o, 1, 0] += d0
-            path[o, 1, 1] += d1
-            path[o, 1, 2] += d2
+            _moved(path, seg, o, d0, d1, d2)
     vn = n0 * state.body_vel[b, 0] + n1 * state.body_vel[b, 1] + n2 * state.body_vel[b, 2]
     if vn < 0.0:
         state.body_vel[b, 0] -= vn * n0
@@ -160,13 +168,17 @@ def guard_static(model, state, scratch):
     stops.  (Arrays are taken out of the tuples once and indexed in place: a helper call
     with a tuple, or a view per geom, cost more than the tests themselves.)"""
     kinds, gbody, dynamic = model.geom_kind, model.geom_body, model.body_dynamic
-    gpos, grot, path = scratch.geom_pos, scratch.geom_rot, scratch.guard_path
+    gpos, grot = scratch.geom_pos, scratch.geom_rot
+    path, seg = scratch.guard_path, scratch.guard_box
     lrot, lpos, hulls, verts = (model.geom_local_rot, model.geom_local_pos, model.geom_hull,
                                 model.hull_vert)
     x, quat = state.body_pos, state.body_quat
     ngeom = kinds.shape[0]
-    for g in range(ngeom):   # each inner point's path over the step
+    for g in range(ngeom):   # each inner point's path over the step, and its box
         if not (dynamic[gbody[g]] and _convex(kinds[g])):
+            for q in range(3):   # (empty: no static box overlaps it, and no plane test runs)
+                seg[g, q] = math.inf
+                seg[g, 3 + q] = -math.inf
             continue
         k = _inner_point(kinds[g], hulls[g, 0], hulls[g, 1], verts)
         kb = (lpos[g, 0] + lrot[g, 0, 0] * k[0] + lrot[g, 0, 1] * k[1] + lrot[g, 0, 2] * k[2],
@@ -178,6 +190,8 @@ def guard_static(model, state, scratch):
             path[g, 0, q] = (gpos[g, q] + grot[g, q, 0] * k[0] + grot[g, q, 1] * k[1]
                              + grot[g, q, 2] * k[2])
             path[g, 1, q] = x[b, q] + off[q]
+            seg[g, q] = min(path[g, 0, q], path[g, 1, q])
+            seg[g, 3 + q] = max(path[g, 0, q], path[g, 1, q])
     stops = 0
     box, plane, size = scratch.geom_aabb, scratch.geom_plane, model.geom_size
     groups, masks, excluded = model.geom_group, model.geom_mask, model.pair_excluded
@@ -185,9 +199,15 @@ def guard_static(model, state, scratch):
         ks = kinds[s]
         if (ks != PLANE and ks != BOX) or model.body_kind[gbody[s]] != STATIC:
             continue
+        # (the box test first, on the paths' boxes: each dynamic geom against each static
+        # box made the tube's guard 157 us a step, most of it the filters of pairs far apart)
         for g in range(ngeom):
-            if not (dynamic[gbody[g]] and _convex(kinds[g])):
-                continue
+            if not seg[g, 0] <= seg[g, 3]:
+                continue   # not guarded
+            if ks == BOX and (seg[g, 3] < box[s, 0] or seg[g, 0] > box[s, 3]
+                              or seg[g, 4] < box[s, 1] or seg[g, 1] > box[s, 4]
+                              or seg[g, 5] < box[s, 2] or seg[g, 2] > box[s, 5]):
+                continue   # the segment's box misses the static box's (grown by the margin)
             if not may_collide(g, s, gbody, dynamic, groups, masks, excluded):
                 continue   # the pairs the broad phase never pairs (group, mask, joined)
             if ks == PLANE:
@@ -196,19 +216,9 @@ def guard_static(model, state, scratch):
                 s1 = (plane[s, 0] * path[g, 1, 0] + plane[s, 1] * path[g, 1, 1]
                       + plane[s, 2] * path[g, 1, 2] - plane[s, 3])
                 if s0 > 0.0 and s1 <= 0.0:
-                    _stop(model, state, path, g, s0 / (s0 - s1), plane[s, 0], plane[s, 1],
+                    _stop(model, state, path, seg, g, s0 / (s0 - s1), plane[s, 0], plane[s, 1],
                           plane[s, 2])
                     stops += 1
-                continue
-            # the segment's box against the static box's (grown by the margin: a test only)
-            out = False
-            for q in range(3):
-                lo = min(path[g, 0, q], path[g, 1, q])
-                hi = max(path[g, 0, q], path[g, 1, q])
-                if hi < box[s, q] or lo > box[s, 3 + q]:
-                    out = True
-                    break
-            if out:
                 continue
             c0, c1, c2 = (path[g, 0, 0] - gpos[s, 0], path[g, 0, 1] - gpos[s, 1],
                           path[g, 0, 2] - gpos[s, 2])
@@ -224,7 +234,7 @@ def guard_static(model, state, scratch):
                 size[s, 0], size[s, 1], size[s, 2])
             if tau < 0.0:
                 continue
-            _stop(model, state, path, g, tau, side * grot[s, 0, axis], side * grot[s, 1, axis],
-                  side * grot[s, 2, axis])
+            _stop(model, state, path, seg, g, tau, side * grot[s, 0, axis],
+                  side * grot[s, 1, axis], side * grot[s, 2, axis])
             stops += 1
     return stops

@@ -184,6 +184,8 @@ ContactScratch = namedtuple("ContactScratch", [
     "geom_radius",    # (ngeom,) m, bounding sphere about the geom's origin (inf for planes)
     "guard_path",     # (ngeom, 2, 3) m, the inner point of each dynamic geom at the start
                       #   and the end of the step (ccd.guard_static)
+    "guard_box",      # (ngeom, 6) m, that path's box (lo, hi); empty (lo > hi) for a geom
+                      #   the guard does not move (ccd.guard_static)
     "bp_slot",        # (ngeom,) int64 \
     "bp_order",       # (ngeom,) int64  |
     "bp_box",         # (ngeom, 6) m    |
@@ -258,6 +260,7 @@ def make_contacts(ngeom, cap=64, pcap=64, fcap=256):
         new_local_normal=np.zeros((cap, 3)), new_found_pose=np.zeros((cap, 7)),
         geom_pos=np.zeros((n, 3)), geom_rot=np.zeros((n, 3, 3)), geom_aabb=np.zeros((n, 6)),
         geom_plane=np.zeros((n, 4)), geom_radius=np.zeros(n), guard_path=np.zeros((n, 2, 3)),
+        guard_box=np.zeros((n, 6)),
         bp_slot=bp.slot, bp_order=bp.order, bp_box=bp.box, bp_start=bp.start, bp_big=bp.big,
         bp_planes=bp.planes, bp_mark=bp.mark, bp_cand=bp.cand, bp_ext=bp.ext,
         bp_fat=fat.fat, bp_fat_pairs=fat.pairs, bp_fat_keys=fat.keys,
@@ -544,13 +547,9 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
         # each pair's points written there on the threads
         cursor = 0   # each pair's first point of last step, by the merge of the serial loop
         for k in range(npairs):
-            a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
-            while cursor < nold and (points.geom[cursor, 0] < a or (
-                    points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
-                cursor += 1
-            scratch.pair_old[k] = -1
-            if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
-                scratch.pair_old[k] = cursor
+            cursor, old = _last_points(points.geom, nold, cursor, scratch.pairs[k, 0],
+                                       scratch.pairs[k, 1])
+            scratch.pair_old[k] = old
         _narrow_all(threads, npairs, scratch.pairs, scratch.pair_n, scratch.pair_old,
                     scratch.pair_pose, geoms, bodies, last, found, h, reuse)
         for k in range(npairs):
@@ -574,15 +573,10 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
                 if scratch.new_depth[c] > worst:
                     worst = scratch.new_depth[c]
     else:
-        cursor = 0   # last step's points and this step's pairs are both in (a, b) order
+        cursor = 0
         for k in range(npairs):
             a, b = scratch.pairs[k, 0], scratch.pairs[k, 1]
-            while cursor < nold and (points.geom[cursor, 0] < a or (
-                    points.geom[cursor, 0] == a and points.geom[cursor, 1] < b)):
-                cursor += 1
-            old = -1
-            if cursor < nold and points.geom[cursor, 0] == a and points.geom[cursor, 1] == b:
-                old = cursor
+            cursor, old = _last_points(points.geom, nold, cursor, a, b)
             n = _narrow(0, a, b, old, geoms, bodies, last, found, scratch.pair_pose, h, reuse)
             if n == CARRIED:
                 reused += 1
@@ -609,6 +603,19 @@ def detect_contacts(model, state, work, points, scratch, h, reuse, threads):
     scratch.stats[4] = broad_s
     scratch.stats[5] = reused
     return True
+
+
+@njit(**INLINE)
+def _last_points(geom, nold, cursor, a, b):
+    """(cursor, first point of pair (a, b) among last step's nold points, -1: none): last
+    step's points and this step's pairs are both in (a, b) order, so one cursor walks the
+    points once over all the pairs (a merge), from `cursor` on."""
+    while cursor < nold and (geom[cursor, 0] < a or (geom[cursor, 0] == a
+                                                     and geom[cursor, 1] < b)):
+        cursor += 1
+    if cursor < nold and geom[cursor, 0] == a and geom[cursor, 1] == b:
+        return cursor, cursor
+    return cursor, -1
 
 
 @njit(**PARALLEL)
