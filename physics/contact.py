@@ -74,9 +74,10 @@ from .clock import monotonic_seconds
 from .convex import convex_contact
 from .fdo import fdo_collide
 from .jit import ENTRY, INLINE, KERNEL, PARALLEL
+from .lanes import LANES
 from .manifold import MAX_POINTS, collide, manifold_from_normal
 from .math3 import quat_conj_mul, quat_rotate
-from .partition import make_partition
+from .partition import UNITS, make_partition
 from .shape import BOX, ELLIPSOID, FDO, HULL, PLANE, SPHERE
 from .support import aabb, bounding_radius, extent
 
@@ -106,8 +107,15 @@ PACK_N = 19
 M_DIR, M_LIN, M_ANG, M_MASS = 0, 9, 33, 51
 M_IMA, M_IMB, M_MU, M_ROLL, M_TWIST, M_MU2 = 56, 57, 58, 59, 60, 61
 PACK_M = 62
-# solve_contacts spells these offsets out as literals (its locals stay in registers)
-assert (N_LIN, M_LIN, M_ANG, M_MASS) == (3, 9, 33, 51)
+# The lanes (contact_solver._sweep_lanes; partition.group_lanes): LANES manifolds that share
+# no moving body, their records side by side with the lane last (rows.lane_rows[g, k, lane]):
+# the anchor's record as in man_rows (M_DIR ...), then point j's normal row at
+# LANE_POINT + LANE_PACK j: its linear block (12, as at N_LIN), mass and target
+LANE_POINT, LANE_PACK, LP_MASS, LP_TARGET = PACK_M, 14, 12, 13
+LANE_FIELDS = LANE_POINT + MAX_POINTS * LANE_PACK
+# the lanes' impulses (rows.lane_impulse[g, k, lane]): the points' p_n (MAX_POINTS), then
+LI_T1, LI_T2, LI_R1, LI_R2, LI_S = range(MAX_POINTS, MAX_POINTS + 5)
+LANE_IMPULSES = MAX_POINTS + 5
 # material columns (model.geom_material has these and MU_ALONG, AXIS .. AXIS + 2)
 MU, MU_ROLL, MU_SPIN, RESTITUTION, MU_ALONG, AXIS = 0, 1, 2, 3, 4, 5
 # impulse columns
@@ -163,6 +171,15 @@ ContactRows = namedtuple("ContactRows", [
     "part_worst",     # (UNITS + 1,) each unit's largest dp^2 in the last sweep; [UNITS]:
                       #   the sweep's (solve_contacts_claimed)
     "part_sync",      # (SYNC_SIZE,) int64 the counters of a claimed solve (partition.py)
+    # the manifolds no tree block took, LANES at a time (partition.group_lanes), as the
+    # sweeps read and write them (contact_solver.gather_lanes, scatter_lanes)
+    "lane_man",       # (cap, LANES) int64 group g's manifolds, -1: an empty lane
+    "lane_start",     # (UNITS + 1,) int64 unit u's groups: lane_start[u] .. lane_start[u + 1] - 1
+    "lane_points",    # (cap,) int64 the most points of a group's manifolds
+    "lane_body",      # (cap, 2, LANES) int64 bodies A, B of each lane (0, 0: an empty lane)
+    "lane_rows",      # (cap, LANE_FIELDS, LANES) the records (see LANE_POINT ...)
+    "lane_impulse",   # (cap, LANE_IMPULSES, LANES) the impulses (see LI_T1 ...)
+    "lane_sliding",   # (cap, LANES) int64 1: the lane's friction at the cone
 ])
 
 ContactScratch = namedtuple("ContactScratch", [
@@ -251,7 +268,12 @@ def make_contacts(ngeom, cap=64, pcap=64, fcap=256):
         approach=np.zeros((cap, 2)), state=np.zeros(cap, np.int64), bounce=np.zeros(cap),
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
         man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64),
-        **make_partition(cap))
+        **make_partition(cap), lane_man=np.full((cap, LANES), -1, np.int64),
+        lane_start=np.zeros(UNITS + 1, np.int64), lane_points=np.zeros(cap, np.int64),
+        lane_body=np.zeros((cap, 2, LANES), np.int64),
+        lane_rows=np.zeros((cap, LANE_FIELDS, LANES)),
+        lane_impulse=np.zeros((cap, LANE_IMPULSES, LANES)),
+        lane_sliding=np.zeros((cap, LANES), np.int64))
     scratch = ContactScratch(
         pairs=np.zeros((pcap, 2), np.int64),
         new_geom=np.zeros((cap, 2), np.int64), new_feature=np.zeros(cap, np.int64),

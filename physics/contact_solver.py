@@ -52,8 +52,14 @@ circular cone of paper 002 eq. 21, never a pyramid), dp = p_new - p_old is appli
 
     vA -= dp_lin / mA,  wA -= IA^-1 (rA x dp_lin + dp_ang),  vB, wB the opposite signs.
 
-A sweep takes the manifolds in pair order: the normals of a manifold's points, then its
-anchor's rows with the P they just gave.
+A sweep takes the manifolds unit by unit (partition.py), four at a time: the manifolds of a
+group share no moving body, each takes a SIMD lane (lanes.py, partition.group_lanes), and
+each lane does what a sweep of its manifold alone does: the normals of its points, then its
+anchor's rows with the P they just gave. So a sweep is the Gauss-Seidel sweep of the groups'
+manifolds one after another, to the bit. The records are copied into the lanes' layout
+(gather_lanes, the lane last) when the solve starts, the impulses back (scatter_lanes) when
+it ends. Measured on the pyramid's rows: 20 sweeps in 330 us against 556-620 for the same
+order a manifold at a time (1.7-1.9x).
 
 Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
 cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
@@ -87,6 +93,15 @@ from .atomic import fetch_add, load_acquire, relax
 from .clock import monotonic_seconds
 from .contact import (
     AXIS,
+    LANE_PACK,
+    LANE_POINT,
+    LI_R1,
+    LI_R2,
+    LI_S,
+    LI_T1,
+    LI_T2,
+    LP_MASS,
+    LP_TARGET,
     M_ANG,
     M_DIR,
     M_IMA,
@@ -117,7 +132,26 @@ from .contact import (
     WRENCH_FORCE,
     WRENCH_TORQUE,
 )
-from .jit import INLINE, KERNEL, PARALLEL
+from .jit import ENTRY, INLINE, KERNEL, PARALLEL
+from .lanes import (
+    LANES,
+    msel,
+    splat,
+    vadd,
+    vand,
+    vdiv,
+    vgt,
+    vload,
+    vmax,
+    vmin,
+    vmul,
+    vne,
+    vor,
+    vsel,
+    vsqrt,
+    vstore,
+    vsub,
+)
 from .math3 import cross, mat_vec, quat_rotate, quat_rotated
 from .model import (
     REGION_AXES,
@@ -137,6 +171,7 @@ from .partition import (
     SYNC_TABLE,
     SYNC_UNITS,
     UNITS,
+    group_lanes,
     partition_manifolds,
     phase_threaded,
     phase_units,
@@ -149,8 +184,15 @@ POSITION_FACTOR = 0.3      # share of the overlap removed per position sweep
 MAX_CORRECTION = 0.02      # m: largest correction of one point in one sweep
 RESTITUTION_SPEED = 0.1    # m/s: slower approaches do not bounce
 BOUNCED = 2                # point state: bounced from apart, its end separation still to set
-# solve_contacts spells these offsets out as literals (its locals stay in registers)
+# _sweep_unit spells these offsets out as literals (its locals stay in registers)
 assert (N_LIN, M_LIN, M_ANG, M_MASS) == (3, 9, 33, 51)
+assert LANES == 4   # (_sweep_lanes writes its lanes out one by one)
+# The lanes pay where the sweeps' work per manifold outweighs copying its records into them
+# (gather_lanes): where iterations x points >= LANE_WORK x manifolds. Measured here, one
+# thread, whole runs: the pyramid (20 sweeps, 4 points a manifold) 0.80 -> 0.63 s; the tube
+# (15 sweeps, ~1 point) 3.3-4.0 -> 3.0-4.1 s; the drop (10 sweeps, ~1 point) 2.50 -> 2.86-3.07
+# s, its copy (~240 us a step, 2,300 manifolds, 2 MB of lanes) more than the 10 sweeps gained.
+LANE_WORK = 12
 
 
 # ---- small vector helpers (tuples; numba unrolls them) -------------------------------------------
@@ -538,49 +580,126 @@ def _clamp_disk(p, i, radius):
     return False
 
 
-@njit(inline="always", **_JIT)
-def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
-    """The linear velocities after the impulse u on B (-u on A), as a tuple of locals."""
-    return (va0 - ima * u0, va1 - ima * u1, va2 - ima * u2,
-            vb0 + imb * u0, vb1 + imb * u1, vb2 + imb * u2)
+@njit(**ENTRY)   # (the tests call it)
+def lanes_pay(rows, iterations):
+    """Whether `iterations` sweeps take the manifolds no tree block took in lanes (gather_lanes)
+    rather than a manifold at a time: where iterations x points >= LANE_WORK x manifolds."""
+    first = rows.man_first
+    manifolds = count = 0
+    for m in range(rows.man_count[0]):
+        if rows.man_tree[m] < 0:
+            manifolds += 1
+            count += first[m + 1] - first[m]
+    return manifolds > 0 and iterations * count >= LANE_WORK * manifolds
 
 
 @njit(**_JIT)
-def solve_contacts(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, backward,
-                   part_order, part_start, part_worst, threads):
-    """One Gauss-Seidel sweep over the manifolds (rows.man_first, points.body,
-    rows.point_rows, rows.man_rows, rows.man_tree, points.impulse, points.sliding; body
-    velocities v, w), unit by unit (partition.py: rows.part_order, part_start, part_worst),
-    the units of a phase on the step's threads; returns the largest dp^2.  It takes arrays,
+def gather_lanes(rows, points, inv_mass):
+    """The manifolds no tree block took, in groups of LANES (partition.group_lanes), their
+    records and impulses into the lanes (rows.lane_*), as the sweeps read them; an empty lane
+    (and a point slot beyond a lane's manifold) is zeros, which leave every velocity and
+    impulse as they are."""
+    first, R, P = rows.man_first, rows.lane_rows, rows.lane_impulse
+    ng = group_lanes(first, points.body, inv_mass, rows.man_tree, rows.part_order,
+                     rows.part_start, rows.lane_man, rows.lane_start, rows.lane_points,
+                     rows.lane_body)
+    man_rows, point_rows, impulse = rows.man_rows, rows.point_rows, points.impulse
+    for g in range(ng):
+        # the anchors' records, field by field across the four lanes (an empty lane reads
+        # manifold 0's, then is zeroed below)
+        m0, m1 = max(rows.lane_man[g, 0], 0), max(rows.lane_man[g, 1], 0)
+        m2, m3 = max(rows.lane_man[g, 2], 0), max(rows.lane_man[g, 3], 0)
+        for k in range(LANE_POINT):
+            R[g, k, 0] = man_rows[m0, k]
+            R[g, k, 1] = man_rows[m1, k]
+            R[g, k, 2] = man_rows[m2, k]
+            R[g, k, 3] = man_rows[m3, k]
+        slots = rows.lane_points[g]
+        for q in range(LANES):
+            m = rows.lane_man[g, q]
+            n = first[m + 1] - first[m] if m >= 0 else 0
+            f0 = first[m] if m >= 0 else 0
+            if m < 0:   # an empty lane
+                for k in range(LANE_POINT):
+                    R[g, k, q] = 0.0
+            for j in range(n):
+                c = LANE_POINT + LANE_PACK * j
+                for k in range(12):
+                    R[g, c + k, q] = point_rows[f0 + j, N_LIN + k]
+                R[g, c + LP_MASS, q] = point_rows[f0 + j, N_MASS]
+                R[g, c + LP_TARGET, q] = point_rows[f0 + j, N_TARGET]
+                P[g, j, q] = impulse[f0 + j, P_N]
+            for k in range(LANE_POINT + LANE_PACK * n, LANE_POINT + LANE_PACK * slots):
+                R[g, k, q] = 0.0
+            for j in range(n, slots):
+                P[g, j, q] = 0.0
+            for r in range(5):   # the anchor's: t1, t2, r1, r2, s
+                P[g, LI_T1 + r, q] = impulse[f0, P_T1 + r] if m >= 0 else 0.0
+
+
+@njit(**_JIT)
+def scatter_lanes(rows, points):
+    """The lanes' impulses and sliding flags back to their points (gather_lanes' inverse)."""
+    first, P = rows.man_first, rows.lane_impulse
+    for g in range(rows.lane_start[UNITS]):
+        for q in range(LANES):
+            m = rows.lane_man[g, q]
+            if m < 0:
+                continue
+            f0 = first[m]
+            for j in range(first[m + 1] - f0):
+                points.impulse[f0 + j, P_N] = P[g, j, q]
+            for r in range(5):
+                points.impulse[f0, P_T1 + r] = P[g, LI_T1 + r, q]
+            points.sliding[f0] = rows.lane_sliding[g, q] != 0
+
+
+@njit(**_JIT)
+def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_start,
+                   part_worst, threads):
+    """One Gauss-Seidel sweep over the manifolds, unit by unit (partition.py: part_start,
+    part_worst), the units of a phase on the step's threads; returns the largest dp^2.
+    use_lanes: in their lanes (lanes: rows.lane_rows, lane_impulse, lane_body, lane_points,
+    lane_sliding, from gather_lanes; lane_start), else a manifold at a time (scalar:
+    rows.man_first, points.body, rows.point_rows, rows.man_rows, rows.man_tree,
+    points.impulse, points.sliding, rows.part_order); body velocities v, w. It takes arrays,
     not the named tuples: it runs every iteration, and passing ~80 arrays per call cost more
     than the sweep of a small scene.
-    `backward` sweeps the phases, the manifolds of each unit and the points of each manifold
-    in reverse order (alternate sweeps do: a one-way sweep favours the first point of a face,
-    and a stack leans by what that leaves)."""
+    `backward` sweeps the phases, the manifolds (groups) of each unit and the points of each
+    manifold in reverse order (alternate sweeps do: a one-way sweep favours the first point
+    of a face, and a stack leans by what that leaves)."""
     worst = 0.0
     for phase in range(PHASES):
         u0, n = phase_units(phase, backward)
         if phase_threaded(part_start, u0, n, threads):
-            _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-                         backward, part_order, part_start, part_worst)
+            _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start,
+                         lane_start, part_worst)
         else:
             for u in range(u0, u0 + n):
-                part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body,
-                                            rows, man_rows, man_tree, impulse, sliding, v, w,
-                                            backward, part_order)
+                part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward,
+                                           part_start, lane_start)
         for u in range(u0, u0 + n):
             worst = max(worst, part_worst[u])
     return worst
 
 
 @njit(**PARALLEL)
-def _sweep_phase(u0, n, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-                 backward, part_order, part_start, part_worst):
+def _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start, lane_start,
+                 part_worst):
     for i in prange(n):
         u = u0 + i
-        part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
-                                    man_rows, man_tree, impulse, sliding, v, w, backward,
-                                    part_order)
+        part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start,
+                                   lane_start)
+
+
+@njit(**INLINE)
+def _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start, lane_start):
+    """Unit u's sweep, in lanes or a manifold at a time; its largest dp^2."""
+    if use_lanes:
+        return _sweep_lanes(lane_start[u], lane_start[u + 1], lanes, v, w, backward)
+    first, body, rows, man_rows, man_tree, impulse, sliding, part_order = scalar
+    return _sweep_unit(part_start[u], part_start[u + 1], first, body, rows, man_rows, man_tree,
+                       impulse, sliding, v, w, backward, part_order)
 
 
 @njit(**_JIT)
@@ -592,11 +711,10 @@ def sweeps_claimed(part_start, threads):
 
 
 @njit(**_JIT)
-def solve_contacts_claimed(first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-                           part_order, part_start, part_worst, sync, lanes, iterations, tol2,
-                           budget_s, start):
+def solve_contacts_claimed(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
+                           sync, threads, iterations, tol2, budget_s, start):
     """Up to `iterations` sweeps of solve_contacts (odd ones backward) in ONE parallel region
-    on `lanes` threads; (sweeps done, the last one's largest dp^2). The solve stops after the
+    on `threads` threads; (sweeps done, the last one's largest dp^2). The solve stops after the
     sweep whose largest dp^2 is <= tol2, or once budget_s (> 0) seconds have passed since
     `start` (monotonic_seconds), as the loop of solver.solve_velocities does.
 
@@ -630,23 +748,22 @@ def solve_contacts_claimed(first, body, rows, man_rows, man_tree, impulse, slidi
     sync[SYNC_FINISHED] = 0
     sync[SYNC_DECIDED] = 0
     sync[SYNC_STOP] = 0
-    _claim_all(lanes, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-               part_order, part_start, part_worst, sync, iterations, tol2, budget_s, start)
+    _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
+               sync, iterations, tol2, budget_s, start)
     return sync[SYNC_STOP], part_worst[UNITS]
 
 
 @njit(**PARALLEL)
-def _claim_all(lanes, first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-               part_order, part_start, part_worst, sync, iterations, tol2, budget_s, start):
-    for _ in prange(lanes):
-        _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w,
-                     part_order, part_start, part_worst, sync, iterations, tol2, budget_s,
-                     start)
+def _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
+               sync, iterations, tol2, budget_s, start):
+    for _ in prange(threads):
+        _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst, sync,
+                     iterations, tol2, budget_s, start)
 
 
 @njit(**_JIT)
-def _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, part_order,
-                 part_start, part_worst, sync, iterations, tol2, budget_s, start):
+def _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst, sync,
+                 iterations, tol2, budget_s, start):
     """One thread of solve_contacts_claimed: take tickets until the solve stops."""
     nu = sync[SYNC_UNITS]
     while True:
@@ -666,9 +783,8 @@ def _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, 
             spins = relax(spins)
         if load_acquire(sync, SYNC_STOP) != 0:
             return   # (the stop came after every ticket of its sweep was finished)
-        part_worst[u] = _sweep_unit(part_start[u], part_start[u + 1], first, body, rows,
-                                    man_rows, man_tree, impulse, sliding, v, w, backward,
-                                    part_order)
+        part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start,
+                                   lane_start)
         if fetch_add(sync, SYNC_FINISHED, 1) == (it + 1) * nu - 1:
             # the sweep's last unit: its largest dp^2, and whether the solve goes on
             worst = 0.0
@@ -679,6 +795,257 @@ def _claim_units(first, body, rows, man_rows, man_tree, impulse, sliding, v, w, 
                     or (budget_s > 0.0 and monotonic_seconds() - start >= budget_s)):
                 fetch_add(sync, SYNC_STOP, it + 1)
             fetch_add(sync, SYNC_DECIDED, 1)
+
+
+@njit(**INLINE)
+def _gather(x, i, q):
+    """(x[i[0], q], ..., x[i[3], q]): a body column of four lanes."""
+    return (x[i[0], q], x[i[1], q], x[i[2], q], x[i[3], q])
+
+
+@njit(**INLINE)
+def _dot3(a0, a1, a2, b0, b1, b2):
+    """(a0 b0 + a1 b1) + a2 b2, lane by lane."""
+    return vadd(vadd(vmul(a0, b0), vmul(a1, b1)), vmul(a2, b2))
+
+
+@njit(**INLINE)
+def _turns(R, g, c, wa0, wa1, wa2, wb0, wb1, wb2):
+    """The three terms jB_k wB_k - jA_k wA_k of a row's angular part, its jA at R[g, c:c+3]
+    and jB at R[g, c+3:c+6], lane by lane (summed by the callers in the scalar sweep's
+    order)."""
+    return (vsub(vmul(vload(R, g, c + 3), wb0), vmul(vload(R, g, c), wa0)),
+            vsub(vmul(vload(R, g, c + 4), wb1), vmul(vload(R, g, c + 1), wa1)),
+            vsub(vmul(vload(R, g, c + 5), wb2), vmul(vload(R, g, c + 2), wa2)))
+
+
+@njit(**INLINE)
+def _anchor_rate(R, g, d, c, dv0, dv1, dv2, wa0, wa1, wa2, wb0, wb1, wb2):
+    """Cdot of the anchor's sliding row with direction R[g, d:d+3] and block at R[g, c:...]:
+    ((u . dv) + (turn0 + turn1)) + turn2."""
+    t0, t1, t2 = _turns(R, g, c, wa0, wa1, wa2, wb0, wb1, wb2)
+    return vadd(vadd(_dot3(vload(R, g, d), vload(R, g, d + 1), vload(R, g, d + 2),
+                           dv0, dv1, dv2), vadd(t0, t1)), t2)
+
+
+@njit(**_JIT)
+def _sweep_lanes(g0, g1, lanes, v, w, backward):
+    """The sweep over groups g0 .. g1 - 1 (reversed if backward), the LANES manifolds of a
+    group at once (lanes.py; the records: contact.LANE_POINT ...); the largest dp^2.
+
+    Each lane does what a sweep of its manifold alone would: the normals (eq. 20) point by
+    point, then the anchor's sliding pair on its ellipse (eq. 21), rolling and twisting, the
+    bodies' velocities in locals from the first row to the last. The manifolds of a group
+    share no moving body, so this is the sweep of its lanes one after another, to the bit.
+    A branch of the scalar sweep is a select here: each lane computes both sides."""
+    R, P, body, points, sliding = lanes
+    worst = 0.0
+    zero = splat(0.0)
+    for i in range(g1 - g0):
+        g = g1 - 1 - i if backward else g0 + i
+        a = (body[g, 0, 0], body[g, 0, 1], body[g, 0, 2], body[g, 0, 3])
+        b = (body[g, 1, 0], body[g, 1, 1], body[g, 1, 2], body[g, 1, 3])
+        ima, imb = vload(R, g, M_IMA), vload(R, g, M_IMB)
+        va0, va1, va2 = _gather(v, a, 0), _gather(v, a, 1), _gather(v, a, 2)
+        vb0, vb1, vb2 = _gather(v, b, 0), _gather(v, b, 1), _gather(v, b, 2)
+        wa0, wa1, wa2 = _gather(w, a, 0), _gather(w, a, 1), _gather(w, a, 2)
+        wb0, wb1, wb2 = _gather(w, b, 0), _gather(w, b, 1), _gather(w, b, 2)
+        # normals (eq. 20): p_n >= 0, point by point; the linear part of Cdot_n, n . (vB - vA),
+        # kept as one number that each dp moves by dp (1/mA + 1/mB), the linear velocities
+        # taking the sum of the dp once, at the end
+        n0, n1, n2 = vload(R, g, M_DIR), vload(R, g, M_DIR + 1), vload(R, g, M_DIR + 2)
+        lin = _dot3(n0, n1, n2, vsub(vb0, va0), vsub(vb1, va1), vsub(vb2, va2))
+        kl = vadd(ima, imb)
+        total = moved = wl = zero
+        slots = points[g]   # (slot by slot: a loop over the slots took 1.2-1.3x as long)
+        if slots > 0:
+            lin, total, moved, wl, wa0, wa1, wa2, wb0, wb1, wb2 = _normal_slot(
+                R, P, g, slots - 1 if backward else 0, lin, kl, total, moved, wl,
+                wa0, wa1, wa2, wb0, wb1, wb2)
+        if slots > 1:
+            lin, total, moved, wl, wa0, wa1, wa2, wb0, wb1, wb2 = _normal_slot(
+                R, P, g, slots - 2 if backward else 1, lin, kl, total, moved, wl,
+                wa0, wa1, wa2, wb0, wb1, wb2)
+        if slots > 2:
+            lin, total, moved, wl, wa0, wa1, wa2, wb0, wb1, wb2 = _normal_slot(
+                R, P, g, slots - 3 if backward else 2, lin, kl, total, moved, wl,
+                wa0, wa1, wa2, wb0, wb1, wb2)
+        if slots > 3:
+            lin, total, moved, wl, wa0, wa1, wa2, wb0, wb1, wb2 = _normal_slot(
+                R, P, g, slots - 4 if backward else 3, lin, kl, total, moved, wl,
+                wa0, wa1, wa2, wb0, wb1, wb2)
+        u0, u1, u2 = vmul(moved, n0), vmul(moved, n1), vmul(moved, n2)
+        va0, va1, va2, vb0, vb1, vb2 = _lane_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb,
+                                                  u0, u1, u2)
+        # sliding friction (eq. 21): the accumulated (p_t1, p_t2) scaled onto the disk mu P
+        # (the ellipse, for anisotropic friction; a segment or the point 0 where a mu is 0)
+        dv0, dv1, dv2 = vsub(vb0, va0), vsub(vb1, va1), vsub(vb2, va2)
+        v1 = _anchor_rate(R, g, M_DIR + 3, M_LIN, dv0, dv1, dv2, wa0, wa1, wa2, wb0, wb1, wb2)
+        v2 = _anchor_rate(R, g, M_DIR + 6, M_LIN + 12, dv0, dv1, dv2, wa0, wa1, wa2, wb0, wb1,
+                          wb2)
+        o1, o2 = vload(P, g, LI_T1), vload(P, g, LI_T2)
+        k1, k2 = vload(R, g, M_MASS), vload(R, g, M_MASS + 1)
+        t1, t2 = vsub(o1, vmul(k1, v1)), vsub(o2, vmul(k2, v2))
+        mu1, mu2 = vload(R, g, M_MU), vload(R, g, M_MU2)
+        both = vand(vgt(mu1, zero), vgt(mu2, zero))
+        lim = vmul(vmul(mu1, mu2), total)   # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
+        q = _square_sum(vmul(t1, mu2), vmul(t2, mu1))
+        slide = vgt(q, vmul(lim, lim))
+        # anisotropic and sliding: the step of maximal dissipation, then the clamp
+        top = vmax(vmul(mu1, mu1), vmul(mu2, mu2))
+        aniso = vand(slide, vne(mu1, mu2))
+        e1 = vsel(aniso, vsub(o1, vmul(vmul(k1, v1), vdiv(vmul(mu1, mu1), top))), t1)
+        e2 = vsel(aniso, vsub(o2, vmul(vmul(k2, v2), vdiv(vmul(mu2, mu2), top))), t2)
+        q = _square_sum(vmul(e1, mu2), vmul(e2, mu1))
+        clamp = vand(slide, vgt(q, vmul(lim, lim)))
+        scale = vdiv(lim, vsqrt(q))
+        e1 = vsel(clamp, vmul(e1, scale), e1)
+        e2 = vsel(clamp, vmul(e2, scale), e2)
+        c1, c2 = vmul(mu1, total), vmul(mu2, total)
+        s1 = vmin(vmax(t1, vmul(c1, splat(-1.0))), c1)
+        s2 = vmin(vmax(t2, vmul(c2, splat(-1.0))), c2)
+        slide = msel(both, slide, vor(vne(s1, t1), vne(s2, t2)))
+        t1, t2 = vsel(both, e1, s1), vsel(both, e2, s2)
+        vstore(P, g, LI_T1, t1)
+        vstore(P, g, LI_T2, t2)
+        d1, d2 = vsub(t1, o1), vsub(t2, o2)
+        x0 = vadd(vmul(d1, vload(R, g, M_DIR + 3)), vmul(d2, vload(R, g, M_DIR + 6)))
+        x1 = vadd(vmul(d1, vload(R, g, M_DIR + 4)), vmul(d2, vload(R, g, M_DIR + 7)))
+        x2 = vadd(vmul(d1, vload(R, g, M_DIR + 5)), vmul(d2, vload(R, g, M_DIR + 8)))
+        va0, va1, va2, vb0, vb1, vb2 = _lane_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb,
+                                                  x0, x1, x2)
+        wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_LIN + 6, M_LIN + 18, d1, d2,
+                                                     wa0, wa1, wa2, wb0, wb1, wb2)
+        wl = vmax(wl, vadd(vmul(d1, d1), vmul(d2, d2)))
+        # rolling friction: the disk mu_roll P, about the tangents (nothing where mu_roll is 0)
+        roll = vgt(vload(R, g, M_ROLL), zero)
+        w0, w1, w2 = vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2)
+        o1, o2 = vload(P, g, LI_R1), vload(P, g, LI_R2)
+        r1 = vsub(o1, vmul(vload(R, g, M_MASS + 2),
+                           _dot3(vload(R, g, M_DIR + 3), vload(R, g, M_DIR + 4),
+                                 vload(R, g, M_DIR + 5), w0, w1, w2)))
+        r2 = vsub(o2, vmul(vload(R, g, M_MASS + 3),
+                           _dot3(vload(R, g, M_DIR + 6), vload(R, g, M_DIR + 7),
+                                 vload(R, g, M_DIR + 8), w0, w1, w2)))
+        lim = vmul(vload(R, g, M_ROLL), total)
+        q = vadd(vmul(r1, r1), vmul(r2, r2))
+        over = vgt(q, vmul(lim, lim))
+        scale = vsel(vgt(q, zero), vdiv(lim, vsqrt(q)), zero)
+        r1 = vsel(roll, vsel(over, vmul(r1, scale), r1), o1)
+        r2 = vsel(roll, vsel(over, vmul(r2, scale), r2), o2)
+        vstore(P, g, LI_R1, r1)
+        vstore(P, g, LI_R2, r2)
+        d1, d2 = vsub(r1, o1), vsub(r2, o2)
+        wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG, M_ANG + 6, d1, d2,
+                                                     wa0, wa1, wa2, wb0, wb1, wb2)
+        wl = vmax(wl, vadd(vmul(d1, d1), vmul(d2, d2)))
+        # twisting (spinning) friction: |p_s| <= (mu_spin + mu rbar) P, about the normal
+        twist = vload(R, g, M_TWIST)
+        ws = _dot3(n0, n1, n2, vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2))
+        old = vload(P, g, LI_S)
+        lim = vmul(twist, total)
+        ps = vmin(vmax(vsub(old, vmul(vload(R, g, M_MASS + 4), ws)), vmul(lim, splat(-1.0))),
+                  lim)
+        ps = vsel(vgt(twist, zero), ps, old)
+        vstore(P, g, LI_S, ps)
+        d = vsub(ps, old)
+        wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG + 12, -1, d, zero,
+                                                     wa0, wa1, wa2, wb0, wb1, wb2)
+        wl = vmax(wl, vmul(d, d))
+        # each lane's flag, dp^2 and bodies, written out lane by lane (by a helper, or a loop
+        # over the lanes, the sweep took 1.25-1.45x as long); a body that does not move is not
+        # written: other threads read it
+        sliding[g, 0] = 1 if slide[0] else 0
+        worst = max(worst, wl[0])
+        if ima[0] > 0.0:
+            v[a[0], 0], v[a[0], 1], v[a[0], 2] = va0[0], va1[0], va2[0]
+            w[a[0], 0], w[a[0], 1], w[a[0], 2] = wa0[0], wa1[0], wa2[0]
+        if imb[0] > 0.0:
+            v[b[0], 0], v[b[0], 1], v[b[0], 2] = vb0[0], vb1[0], vb2[0]
+            w[b[0], 0], w[b[0], 1], w[b[0], 2] = wb0[0], wb1[0], wb2[0]
+        sliding[g, 1] = 1 if slide[1] else 0
+        worst = max(worst, wl[1])
+        if ima[1] > 0.0:
+            v[a[1], 0], v[a[1], 1], v[a[1], 2] = va0[1], va1[1], va2[1]
+            w[a[1], 0], w[a[1], 1], w[a[1], 2] = wa0[1], wa1[1], wa2[1]
+        if imb[1] > 0.0:
+            v[b[1], 0], v[b[1], 1], v[b[1], 2] = vb0[1], vb1[1], vb2[1]
+            w[b[1], 0], w[b[1], 1], w[b[1], 2] = wb0[1], wb1[1], wb2[1]
+        sliding[g, 2] = 1 if slide[2] else 0
+        worst = max(worst, wl[2])
+        if ima[2] > 0.0:
+            v[a[2], 0], v[a[2], 1], v[a[2], 2] = va0[2], va1[2], va2[2]
+            w[a[2], 0], w[a[2], 1], w[a[2], 2] = wa0[2], wa1[2], wa2[2]
+        if imb[2] > 0.0:
+            v[b[2], 0], v[b[2], 1], v[b[2], 2] = vb0[2], vb1[2], vb2[2]
+            w[b[2], 0], w[b[2], 1], w[b[2], 2] = wb0[2], wb1[2], wb2[2]
+        sliding[g, 3] = 1 if slide[3] else 0
+        worst = max(worst, wl[3])
+        if ima[3] > 0.0:
+            v[a[3], 0], v[a[3], 1], v[a[3], 2] = va0[3], va1[3], va2[3]
+            w[a[3], 0], w[a[3], 1], w[a[3], 2] = wa0[3], wa1[3], wa2[3]
+        if imb[3] > 0.0:
+            v[b[3], 0], v[b[3], 1], v[b[3], 2] = vb0[3], vb1[3], vb2[3]
+            w[b[3], 0], w[b[3], 1], w[b[3], 2] = wb0[3], wb1[3], wb2[3]
+    return worst
+
+
+@njit(**INLINE)
+def _normal_slot(R, P, g, j, lin, kl, total, moved, wl, wa0, wa1, wa2, wb0, wb1, wb2):
+    """Point slot j's normal row (eq. 20), lane by lane: p_n >= 0 stored, and (lin, total,
+    moved, largest dp^2, wA, wB) after it."""
+    c = LANE_POINT + LANE_PACK * j
+    t0, t1, t2 = _turns(R, g, c, wa0, wa1, wa2, wb0, wb1, wb2)
+    vn = vadd(vadd(lin, t0), vadd(t1, t2))
+    old = vload(P, g, j)
+    pn = vmax(vadd(old, vmul(vload(R, g, c + LP_MASS), vsub(vload(R, g, c + LP_TARGET), vn))),
+              splat(0.0))
+    vstore(P, g, j, pn)
+    dp = vsub(pn, old)
+    return (vadd(lin, vmul(dp, kl)), vadd(total, pn), vadd(moved, dp), vmax(wl, vmul(dp, dp)),
+            vsub(wa0, vmul(dp, vload(R, g, c + 6))), vsub(wa1, vmul(dp, vload(R, g, c + 7))),
+            vsub(wa2, vmul(dp, vload(R, g, c + 8))), vadd(wb0, vmul(dp, vload(R, g, c + 9))),
+            vadd(wb1, vmul(dp, vload(R, g, c + 10))), vadd(wb2, vmul(dp, vload(R, g, c + 11))))
+
+
+@njit(**INLINE)
+def _lane_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
+    """The linear velocities after the impulse u on B (-u on A), lane by lane."""
+    return (vsub(va0, vmul(ima, u0)), vsub(va1, vmul(ima, u1)), vsub(va2, vmul(ima, u2)),
+            vadd(vb0, vmul(imb, u0)), vadd(vb1, vmul(imb, u1)), vadd(vb2, vmul(imb, u2)))
+
+
+@njit(**INLINE)
+def _square_sum(x, y):
+    """x^2 + y^2, lane by lane."""
+    return vadd(vmul(x, x), vmul(y, y))
+
+
+@njit(**INLINE)
+def _angular_kick(R, g, k1, k2, d1, d2, wa0, wa1, wa2, wb0, wb1, wb2):
+    """The angular velocities after impulses d1, d2 along the rows whose IA^-1 j, IB^-1 j lie
+    at R[g, k:k+3], R[g, k+3:k+6] (k2 < 0: d1 alone): wA -= d1 IA^-1 j1 + d2 IA^-1 j2, wB +=
+    ... (the scalar sweep's order of operations)."""
+    if k2 < 0:
+        return (vsub(wa0, vmul(d1, vload(R, g, k1))),
+                vsub(wa1, vmul(d1, vload(R, g, k1 + 1))),
+                vsub(wa2, vmul(d1, vload(R, g, k1 + 2))),
+                vadd(wb0, vmul(d1, vload(R, g, k1 + 3))),
+                vadd(wb1, vmul(d1, vload(R, g, k1 + 4))),
+                vadd(wb2, vmul(d1, vload(R, g, k1 + 5))))
+    return (vsub(wa0, vadd(vmul(d1, vload(R, g, k1)), vmul(d2, vload(R, g, k2)))),
+            vsub(wa1, vadd(vmul(d1, vload(R, g, k1 + 1)), vmul(d2, vload(R, g, k2 + 1)))),
+            vsub(wa2, vadd(vmul(d1, vload(R, g, k1 + 2)), vmul(d2, vload(R, g, k2 + 2)))),
+            vadd(wb0, vadd(vmul(d1, vload(R, g, k1 + 3)), vmul(d2, vload(R, g, k2 + 3)))),
+            vadd(wb1, vadd(vmul(d1, vload(R, g, k1 + 4)), vmul(d2, vload(R, g, k2 + 4)))),
+            vadd(wb2, vadd(vmul(d1, vload(R, g, k1 + 5)), vmul(d2, vload(R, g, k2 + 5)))))
+
+
+@njit(inline="always", **_JIT)
+def _linear_kick(va0, va1, va2, vb0, vb1, vb2, ima, imb, u0, u1, u2):
+    """The linear velocities after the impulse u on B (-u on A), as a tuple of locals."""
+    return (va0 - ima * u0, va1 - ima * u1, va2 - ima * u2,
+            vb0 + imb * u0, vb1 + imb * u1, vb2 + imb * u2)
 
 
 @njit(**_JIT)

@@ -37,6 +37,14 @@ starting and ending each phase's loop cost.
 
 SLABS is fixed (results depend on it, as on the iterations): 8 slabs are 4 units a phase, work
 for up to 4 threads; a machine of 12 cores would want 24 (see docs/papers.md).
+
+Lanes. Within a unit the sweep takes the manifolds LANES at a time, one to a SIMD lane
+(contact_solver._sweep_lanes): a group of manifolds that share no moving body, so that
+solving them at once is solving them one after another. `group_lanes` fills the groups in
+the unit's order, greedily: each manifold goes to the first of the unit's last OPEN_GROUPS
+groups that has a free lane, no moving body of its own and members of as many points, else
+the first of them with a free lane and no moving body of its own, else a new group. The sweep
+order is then the groups', lane by lane; it depends on the state alone, like the units.
 """
 import numpy as np
 from numba import njit
@@ -49,6 +57,7 @@ LEFTOVER = SLABS               # the unit swept alone, after both phases
 UNITS = SLABS + 1
 HISTOGRAM = 64                 # bins over the extent, for the quantiles
 PARTITION_MIN = 64             # fewer manifolds: all in LEFTOVER, in index order
+OPEN_GROUPS = 8                # groups of a unit that may still take a manifold (lanes)
 assert SLABS % 2 == 0
 
 
@@ -166,6 +175,73 @@ def partition_manifolds(nman, first, body, pos, inv_mass, part_order, part_unit,
         u = part_unit[m]
         part_order[part_bin[u]] = m
         part_bin[u] += 1
+
+
+@njit(**ENTRY)   # (the tests call it)
+def group_lanes(first, body, inv_mass, man_tree, part_order, part_start, lane_man, lane_start,
+                lane_points, lane_body):
+    """The manifolds of each unit (part_order, part_start; those of no tree block: man_tree
+    < 0) in groups of up to LANES (the docstring above): lane_man (groups, LANES) each
+    group's manifolds (-1: an empty lane), lane_start (UNITS + 1,) unit u's groups
+    lane_start[u] .. lane_start[u + 1] - 1, lane_points (groups,) the most points of a
+    group's manifolds, lane_body (groups, 2, LANES) each lane's bodies A, B (0, 0: an empty
+    lane) (first: ContactRows.man_first, body: ContactPoints.body, inv_mass: the bodies'
+    (nbody,)). Returns the number of groups."""
+    lanes = lane_man.shape[1]
+    ng = 0
+    for u in range(UNITS):
+        lane_start[u] = ng
+        g0 = ng   # the unit's first group
+        for i in range(part_start[u], part_start[u + 1]):
+            m = part_order[i]
+            if man_tree[m] >= 0:
+                continue
+            f0 = first[m]
+            a, b = body[f0, 0], body[f0, 1]
+            ma, mb = inv_mass[a] > 0.0, inv_mass[b] > 0.0
+            n = first[m + 1] - f0
+            pick = -1
+            same = False
+            for g in range(max(g0, ng - OPEN_GROUPS), ng):
+                if lane_man[g, lanes - 1] >= 0:
+                    continue   # full (its lanes fill in order)
+                ok = True
+                for q in range(lanes):   # the members: lanes 0 .. the first empty one
+                    oa, ob = lane_body[g, 0, q], lane_body[g, 1, q]
+                    if oa < 0:
+                        break
+                    if (ma and (a == oa or a == ob)) or (mb and (b == oa or b == ob)):
+                        ok = False
+                        break
+                if ok:
+                    if lane_points[g] == n:
+                        pick, same = g, True
+                        break
+                    if pick < 0:
+                        pick = g
+            if pick < 0:
+                pick = ng
+                ng += 1
+                for q in range(lanes):
+                    lane_man[pick, q] = -1
+                    lane_body[pick, 0, q] = -1
+                    lane_body[pick, 1, q] = -1
+                lane_points[pick] = n
+            for q in range(lanes):
+                if lane_man[pick, q] < 0:
+                    lane_man[pick, q] = m
+                    lane_body[pick, 0, q] = a
+                    lane_body[pick, 1, q] = b
+                    break
+            if not same and n > lane_points[pick]:
+                lane_points[pick] = n
+    lane_start[UNITS] = ng
+    for g in range(ng):
+        for q in range(lanes):
+            if lane_man[g, q] < 0:
+                lane_body[g, 0, q] = 0
+                lane_body[g, 1, q] = 0
+    return ng
 
 
 PHASES = 3                     # phase 0, phase 1, LEFTOVER

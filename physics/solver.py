@@ -103,8 +103,11 @@ from .contact import detect_contacts
 from .contact_solver import (
     contact_wrenches,
     forced_approach,
+    gather_lanes,
+    lanes_pay,
     prepare_contacts,
     restitution,
+    scatter_lanes,
     solve_contact_positions,
     solve_contacts,
     solve_contacts_claimed,
@@ -757,6 +760,20 @@ def warm_start(model, state, work, settings):
         warm_start_couplings(work, state.body_vel, state.body_angvel, settings.warm_start)
 
 
+@njit(**INLINE)
+def _sweep_arrays(points, rows):
+    """What contact_solver.solve_contacts reads to sweep a manifold at a time."""
+    return (rows.man_first, points.body, rows.point_rows, rows.man_rows, rows.man_tree,
+            points.impulse, points.sliding, rows.part_order)
+
+
+@njit(**INLINE)
+def _lane_arrays(rows):
+    """What it reads to sweep the manifolds in lanes."""
+    return (rows.lane_rows, rows.lane_impulse, rows.lane_body, rows.lane_points,
+            rows.lane_sliding)
+
+
 @njit(**STAGE)
 def solve_velocities(model, state, work, points, rows, trees, settings):
     """Sequential impulses; records iterations done, final residual max |dp| and seconds.
@@ -786,17 +803,21 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
     deadline = start + settings.budget_s if settings.budget_s > 0.0 else 0.0
     # contacts alone, on threads: every sweep in one parallel region (solve_contacts_claimed)
     claimed = False
+    lanes = False
     if points is not None:
+        if points.count[0] > 0:   # the manifolds no tree took, into lanes where they pay
+            lanes = lanes_pay(rows, settings.iterations)
+            if lanes:
+                gather_lanes(rows, points, model.body_inv_mass)
         if (points.count[0] > 0 and not tree and work.block_count[0] == 0
                 and model.motor_joint.shape[0] == 0 and work.damper_count[0] == 0
                 and model.coupling_joint.shape[0] == 0
                 and sweeps_claimed(rows.part_start, settings.threads)):
             claimed = True
             done, worst = solve_contacts_claimed(
-                rows.man_first, points.body, rows.point_rows, rows.man_rows, rows.man_tree,
-                points.impulse, points.sliding, vel, angvel, rows.part_order,
-                rows.part_start, rows.part_worst, rows.part_sync, settings.threads,
-                settings.iterations, tol2, settings.budget_s, start)
+                _sweep_arrays(points, rows), _lane_arrays(rows), lanes, vel, angvel,
+                rows.part_start, rows.lane_start, rows.part_worst, rows.part_sync,
+                settings.threads, settings.iterations, tol2, settings.budget_s, start)
     for it in range(0 if claimed else settings.iterations):
         worst = 0.0
         if trees is not None:
@@ -855,11 +876,9 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                 worst = dp2
         if points is not None:
             if points.count[0] > 0:
-                dp2 = solve_contacts(rows.man_first, points.body, rows.point_rows,
-                                     rows.man_rows, rows.man_tree, points.impulse,
-                                     points.sliding, vel, angvel, it % 2 == 1,
-                                     rows.part_order, rows.part_start, rows.part_worst,
-                                     settings.threads)
+                dp2 = solve_contacts(_sweep_arrays(points, rows), _lane_arrays(rows), lanes,
+                                     vel, angvel, it % 2 == 1, rows.part_start,
+                                     rows.lane_start, rows.part_worst, settings.threads)
                 if dp2 > worst:
                     worst = dp2
         done = it + 1
@@ -870,7 +889,15 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                 if (finish_trees(model, state, work, points, trees)
                         and refactors < MAX_REFACTOR):
                     refactors += 1
+                    if points is not None:   # (the trees may take or leave manifolds)
+                        if lanes:
+                            scatter_lanes(rows, points)
                     tree = refactor_trees(model, state, work, points, rows, trees, settings)
+                    if points is not None:
+                        if points.count[0] > 0:
+                            lanes = lanes_pay(rows, settings.iterations)
+                            if lanes:
+                                gather_lanes(rows, points, model.body_inv_mass)
                     outer = True
                     continue
         if converged:
@@ -887,6 +914,8 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                 worst = trees.stats[ST_LAST]
     if points is not None:
         if points.count[0] > 0:
+            if lanes:
+                scatter_lanes(rows, points)
             spread_sliding(points, rows)
             restitution(model, state, work, points, rows, settings.dt)
     finish_motors(model, state, work, settings)

@@ -2,11 +2,12 @@
 (shape kinds, the contact modules, the solver's layout) must leave every bit of these runs as
 it was. A change of the physics that is meant changes the hashes: rewrite them with
 
-    python tests/test_physics_determinism.py --update
+    OPENBLAS_CORETYPE=Haswell python tests/test_physics_determinism.py --update
 
-and say so in the commit. numba compiles for a CPU level (x86-64-v3, else generic:
-physics/cache.py) unless NUMBA_CPU_NAME names another (LLVM may vectorise differently per
-CPU model), so the pins are kept per CPU name (tests/determinism_pins.json); on a CPU without
+and say so in the commit (the variable: the BLAS kernels conftest.py gives the tests, which
+run as a script this module would choose only after numpy has loaded). numba compiles for a
+CPU level (x86-64-v3, else generic: physics/cache.py) unless NUMBA_CPU_NAME names another
+(LLVM may vectorise differently per CPU model), so the pins are kept per CPU name (tests/determinism_pins.json); on a CPU without
 pins the test runs each scene twice and checks that the two runs agree bit for bit, and says
 that nothing is pinned for it.
 
