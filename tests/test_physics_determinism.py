@@ -7,9 +7,9 @@ it was. A change of the physics that is meant changes the hashes: rewrite them w
 and say so in the commit (the variable: the BLAS kernels conftest.py gives the tests, which
 run as a script this module would choose only after numpy has loaded). numba compiles for a
 CPU level (x86-64-v3, else generic: physics/cache.py) unless NUMBA_CPU_NAME names another
-(LLVM may vectorise differently per CPU model), so the pins are kept per CPU name (tests/determinism_pins.json); on a CPU without
-pins the test runs each scene twice and checks that the two runs agree bit for bit, and says
-that nothing is pinned for it.
+(LLVM may vectorise differently per CPU model), so the pins are kept per CPU name
+(tests/determinism_pins.json); on a CPU without pins the test runs each scene twice and
+checks that the two runs agree bit for bit, and says that nothing is pinned for it.
 
 The kernels are compiled without fastmath's "contract" (a * b + c fused into one FMA): with
 it, a kernel compiled in the running process (whose callees LLVM may inline, and fuse across)
