@@ -59,7 +59,9 @@ anchor's rows with the P they just gave. So a sweep is the Gauss-Seidel sweep of
 manifolds one after another, to the bit. The records are copied into the lanes' layout
 (gather_lanes, the lane last) when the solve starts, the impulses back (scatter_lanes) when
 it ends. Measured on the pyramid's rows: 20 sweeps in 330 us against 556-620 for the same
-order a manifold at a time (1.7-1.9x).
+order a manifold at a time (1.7-1.9x). The copy is a pass over every record: where few
+sweeps of one-point manifolds follow it (lanes_pay, LANE_WORK: the ellipsoid drop), the sweep
+takes the manifolds one at a time instead (_sweep_unit), in the unit's own order.
 
 Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
 cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
