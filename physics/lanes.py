@@ -52,56 +52,29 @@ def _tuple(context, builder, vec, ty):
     return out
 
 
-def _arithmetic(name):
+def _binary(name, operand, element, result, emit):
+    """The operation `name` on two values of type `operand` (UniTuples of `element`):
+    emit(builder, x, y) on their vectors gives the value of type `result`."""
     def typer(typingctx, a, b):
-        if a != V4 or b != V4:
+        if a != operand or b != operand:
             return None
 
         def codegen(context, builder, sig, args):
-            x, y = (_vector(builder, t, _F64) for t in args)
-            return _tuple(context, builder, getattr(builder, name)(x, y), V4)
-        return V4(V4, V4), codegen
-    typer.__name__ = f"v{name[1:]}"
+            x, y = (_vector(builder, t, element) for t in args)
+            return _tuple(context, builder, emit(builder, x, y), result)
+        return result(operand, operand), codegen
+    typer.__name__ = name
     return intrinsic(typer)
 
 
-vadd = _arithmetic("fadd")
-vsub = _arithmetic("fsub")
-vmul = _arithmetic("fmul")
-vdiv = _arithmetic("fdiv")
-
-
-def _comparison(ordered, op):
-    def typer(typingctx, a, b):
-        if a != V4 or b != V4:
-            return None
-
-        def codegen(context, builder, sig, args):
-            x, y = (_vector(builder, t, _F64) for t in args)
-            cmp = builder.fcmp_ordered if ordered else builder.fcmp_unordered
-            return _tuple(context, builder, cmp(op, x, y), M4)
-        return M4(V4, V4), codegen
-    return intrinsic(typer)
-
-
-vgt = _comparison(True, ">")
-vne = _comparison(False, "!=")
-
-
-def _logic(name):
-    def typer(typingctx, a, b):
-        if a != M4 or b != M4:
-            return None
-
-        def codegen(context, builder, sig, args):
-            x, y = (_vector(builder, t, _BIT) for t in args)
-            return _tuple(context, builder, getattr(builder, name)(x, y), M4)
-        return M4(M4, M4), codegen
-    return intrinsic(typer)
-
-
-vand = _logic("and_")
-vor = _logic("or_")
+vadd = _binary("vadd", V4, _F64, V4, lambda builder, x, y: builder.fadd(x, y))
+vsub = _binary("vsub", V4, _F64, V4, lambda builder, x, y: builder.fsub(x, y))
+vmul = _binary("vmul", V4, _F64, V4, lambda builder, x, y: builder.fmul(x, y))
+vdiv = _binary("vdiv", V4, _F64, V4, lambda builder, x, y: builder.fdiv(x, y))
+vgt = _binary("vgt", V4, _F64, M4, lambda builder, x, y: builder.fcmp_ordered(">", x, y))
+vne = _binary("vne", V4, _F64, M4, lambda builder, x, y: builder.fcmp_unordered("!=", x, y))
+vand = _binary("vand", M4, _BIT, M4, lambda builder, x, y: builder.and_(x, y))
+vor = _binary("vor", M4, _BIT, M4, lambda builder, x, y: builder.or_(x, y))
 
 
 @intrinsic
