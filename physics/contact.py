@@ -174,7 +174,8 @@ ContactRows = namedtuple("ContactRows", [
     # the manifolds no tree block took, LANES at a time (partition.group_lanes), as the
     # sweeps read and write them (contact_solver.gather_lanes, scatter_lanes)
     "lane_man",       # (cap, LANES) int64 group g's manifolds, -1: an empty lane
-    "lane_start",     # (UNITS + 1,) int64 unit u's groups: lane_start[u] .. lane_start[u + 1] - 1
+    "lane_span",      # (UNITS, 2) int64 unit u's groups: lane_span[u, 0] .. lane_span[u, 1] - 1
+                      #   (from part_start[u] on: a unit has no more groups than manifolds)
     "lane_points",    # (cap,) int64 the most points of a group's manifolds
     "lane_body",      # (cap, 2, LANES) int64 bodies A, B of each lane (0, 0: an empty lane)
     "lane_rows",      # (cap, LANE_FIELDS, LANES) the records (see LANE_POINT ...)
@@ -269,7 +270,7 @@ def make_contacts(ngeom, cap=64, pcap=64, fcap=256):
         man_count=np.zeros(1, np.int64), man_first=np.zeros(cap + 1, np.int64),
         man_rows=np.zeros((cap, PACK_M)), man_tree=np.full(cap, -1, np.int64),
         **make_partition(cap), lane_man=np.full((cap, LANES), -1, np.int64),
-        lane_start=np.zeros(UNITS + 1, np.int64), lane_points=np.zeros(cap, np.int64),
+        lane_span=np.zeros((UNITS, 2), np.int64), lane_points=np.zeros(cap, np.int64),
         lane_body=np.zeros((cap, 2, LANES), np.int64),
         lane_rows=np.zeros((cap, LANE_FIELDS, LANES)),
         lane_impulse=np.zeros((cap, LANE_IMPULSES, LANES)),

@@ -57,9 +57,12 @@ group share no moving body, each takes a SIMD lane (lanes.py, partition.group_la
 each lane does what a sweep of its manifold alone does: the normals of its points, then its
 anchor's rows with the P they just gave. So a sweep is the Gauss-Seidel sweep of the groups'
 manifolds one after another, to the bit. The records are copied into the lanes' layout
-(gather_lanes, the lane last) when the solve starts, the impulses back (scatter_lanes) when
-it ends. Measured on the pyramid's rows: 20 sweeps in 330 us against 556-620 for the same
-order a manifold at a time (1.7-1.9x). The copy is a pass over every record: where few
+(gather_unit, the lane last, a unit at a time) when the solve starts, the impulses back
+(scatter_lanes) when it ends; a solve claimed on threads copies each unit on the thread that
+takes it first (solve_contacts_claimed). Measured on the pyramid's rows: 20 sweeps in 330
+us against 556-620 for the same order a manifold at a time (1.7-1.9x); skipping the
+anisotropic step, the clamp, rolling and twisting where no lane of a group needs them, 305-317
+against 335-341. The copy is a pass over every record: where few
 sweeps of one-point manifolds follow it (lanes_pay, LANE_WORK: the ellipsoid drop), the sweep
 takes the manifolds one at a time instead (_sweep_unit), in the unit's own order.
 
@@ -141,6 +144,7 @@ from .lanes import (
     splat,
     vadd,
     vand,
+    vany,
     vdiv,
     vgt,
     vload,
@@ -174,7 +178,7 @@ from .partition import (
     SYNC_TABLE,
     SYNC_UNITS,
     UNITS,
-    group_lanes,
+    group_unit,
     partition_manifolds,
     phase_threaded,
     phase_units,
@@ -602,30 +606,47 @@ def lanes_pay(rows, iterations):
     return manifolds >= PARTITION_MIN and iterations * count >= LANE_WORK * manifolds
 
 
+@njit(**INLINE)
+def gather_arrays(rows, points, inv_mass):
+    """What gather_unit reads and writes."""
+    return (rows.man_first, points.body, inv_mass, rows.man_tree, rows.part_order,
+            rows.part_start, rows.lane_man, rows.lane_span, rows.lane_points, rows.lane_body,
+            rows.lane_rows, rows.lane_impulse, rows.man_rows, rows.point_rows, points.impulse)
+
+
 @njit(**_JIT)
 def gather_lanes(rows, points, inv_mass):
-    """The manifolds no tree block took, in groups of LANES (partition.group_lanes), their
-    records and impulses into the lanes (rows.lane_*), as the sweeps read them; an empty lane
-    (and a point slot beyond a lane's manifold) is zeros, which leave every velocity and
-    impulse as they are."""
-    first, R, P = rows.man_first, rows.lane_rows, rows.lane_impulse
-    ng = group_lanes(first, points.body, inv_mass, rows.man_tree, rows.part_order,
-                     rows.part_start, rows.lane_man, rows.lane_start, rows.lane_points,
-                     rows.lane_body)
-    man_rows, point_rows, impulse = rows.man_rows, rows.point_rows, points.impulse
-    for g in range(ng):
+    """The manifolds no tree block took, in groups of LANES (partition.group_unit), their
+    records and impulses into the lanes (rows.lane_*), as the sweeps read them: every unit
+    (gather_unit)."""
+    arrays = gather_arrays(rows, points, inv_mass)
+    for u in range(UNITS):
+        gather_unit(u, arrays)
+
+
+@njit(**_JIT)
+def gather_unit(u, arrays):
+    """Unit u's manifolds (those no tree block took) grouped and copied into their lanes
+    (arrays: gather_arrays); an empty lane (and a point slot beyond a lane's manifold) is
+    zeros, which leave every velocity and impulse as they are. It writes unit u's groups
+    alone, so the units may be gathered on different threads."""
+    (first, body, inv_mass, man_tree, part_order, part_start, lane_man, lane_span,
+     lane_points, lane_body, R, P, man_rows, point_rows, impulse) = arrays
+    group_unit(u, first, body, inv_mass, man_tree, part_order, part_start, lane_man,
+               lane_span, lane_points, lane_body)
+    for g in range(lane_span[u, 0], lane_span[u, 1]):
         # the anchors' records, field by field across the four lanes (an empty lane reads
         # manifold 0's, then is zeroed below)
-        m0, m1 = max(rows.lane_man[g, 0], 0), max(rows.lane_man[g, 1], 0)
-        m2, m3 = max(rows.lane_man[g, 2], 0), max(rows.lane_man[g, 3], 0)
+        m0, m1 = max(lane_man[g, 0], 0), max(lane_man[g, 1], 0)
+        m2, m3 = max(lane_man[g, 2], 0), max(lane_man[g, 3], 0)
         for k in range(LANE_POINT):
             R[g, k, 0] = man_rows[m0, k]
             R[g, k, 1] = man_rows[m1, k]
             R[g, k, 2] = man_rows[m2, k]
             R[g, k, 3] = man_rows[m3, k]
-        slots = rows.lane_points[g]
+        slots = lane_points[g]
         for q in range(LANES):
-            m = rows.lane_man[g, q]
+            m = lane_man[g, q]
             n = first[m + 1] - first[m] if m >= 0 else 0
             f0 = first[m] if m >= 0 else 0
             if m < 0:   # an empty lane
@@ -650,26 +671,27 @@ def gather_lanes(rows, points, inv_mass):
 def scatter_lanes(rows, points):
     """The lanes' impulses and sliding flags back to their points (gather_lanes' inverse)."""
     first, P = rows.man_first, rows.lane_impulse
-    for g in range(rows.lane_start[UNITS]):
-        for q in range(LANES):
-            m = rows.lane_man[g, q]
-            if m < 0:
-                continue
-            f0 = first[m]
-            for j in range(first[m + 1] - f0):
-                points.impulse[f0 + j, P_N] = P[g, j, q]
-            for r in range(5):
-                points.impulse[f0, P_T1 + r] = P[g, LI_T1 + r, q]
-            points.sliding[f0] = rows.lane_sliding[g, q] != 0
+    for u in range(UNITS):
+        for g in range(rows.lane_span[u, 0], rows.lane_span[u, 1]):
+            for q in range(LANES):
+                m = rows.lane_man[g, q]
+                if m < 0:
+                    continue
+                f0 = first[m]
+                for j in range(first[m + 1] - f0):
+                    points.impulse[f0 + j, P_N] = P[g, j, q]
+                for r in range(5):
+                    points.impulse[f0, P_T1 + r] = P[g, LI_T1 + r, q]
+                points.sliding[f0] = rows.lane_sliding[g, q] != 0
 
 
 @njit(**_JIT)
-def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_start,
+def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_span,
                    part_worst, threads):
     """One Gauss-Seidel sweep over the manifolds, unit by unit (partition.py: part_start,
     part_worst), the units of a phase on the step's threads; returns the largest dp^2.
     use_lanes: in their lanes (lanes: rows.lane_rows, lane_impulse, lane_body, lane_points,
-    lane_sliding, from gather_lanes; lane_start), else a manifold at a time (scalar:
+    lane_sliding, from gather_lanes; lane_span), else a manifold at a time (scalar:
     rows.man_first, points.body, rows.point_rows, rows.man_rows, rows.man_tree,
     points.impulse, points.sliding, rows.part_order); body velocities v, w. It takes arrays,
     not the named tuples: it runs every iteration, and passing ~80 arrays per call cost more
@@ -682,30 +704,30 @@ def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_st
         u0, n = phase_units(phase, backward)
         if phase_threaded(part_start, u0, n, threads):
             _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start,
-                         lane_start, part_worst)
+                         lane_span, part_worst)
         else:
             for u in range(u0, u0 + n):
                 part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward,
-                                           part_start, lane_start)
+                                           part_start, lane_span)
         for u in range(u0, u0 + n):
             worst = max(worst, part_worst[u])
     return worst
 
 
 @njit(**PARALLEL)
-def _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start, lane_start,
+def _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start, lane_span,
                  part_worst):
     for i in prange(n):
         u = u0 + i
         part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start,
-                                   lane_start)
+                                   lane_span)
 
 
 @njit(**INLINE)
-def _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start, lane_start):
+def _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start, lane_span):
     """Unit u's sweep, in lanes or a manifold at a time; its largest dp^2."""
     if use_lanes:
-        return _sweep_lanes(lane_start[u], lane_start[u + 1], lanes, v, w, backward)
+        return _sweep_lanes(lane_span[u, 0], lane_span[u, 1], lanes, v, w, backward)
     first, body, rows, man_rows, man_tree, impulse, sliding, part_order = scalar
     return _sweep_unit(part_start[u], part_start[u + 1], first, body, rows, man_rows, man_tree,
                        impulse, sliding, v, w, backward, part_order)
@@ -720,8 +742,8 @@ def sweeps_claimed(part_start, threads):
 
 
 @njit(**_JIT)
-def solve_contacts_claimed(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
-                           sync, threads, iterations, tol2, budget_s, start):
+def solve_contacts_claimed(scalar, lanes, use_lanes, v, w, part_start, lane_span, part_worst,
+                           sync, threads, iterations, tol2, budget_s, start, gather, gathering):
     """Up to `iterations` sweeps of solve_contacts (odd ones backward) in ONE parallel region
     on `threads` threads; (sweeps done, the last one's largest dp^2). The solve stops after the
     sweep whose largest dp^2 is <= tol2, or once budget_s (> 0) seconds have passed since
@@ -737,7 +759,16 @@ def solve_contacts_claimed(scalar, lanes, use_lanes, v, w, part_start, lane_star
     that decision. Which thread runs a unit never changes what it computes (the units of a
     phase share no moving body), so the bits are those of solve_contacts on any number of
     threads; a thread that is never started leaves its units to the others, so nothing waits
-    on a given thread."""
+    on a given thread.
+
+    gathering: the lanes are filled here too (use_lanes; gather: gather_arrays), each unit by
+    the thread that takes it in the first sweep, before it waits for the units ahead of it.
+    So the copy runs on the threads, and the first thread starts on it at once while the
+    others wake up (an idle thread of the pool sleeps, and takes 50-80 us to wake here;
+    before, the copy ran alone and the sweeps waited for it and for them)."""
+    if gathering:   # (units with no manifold are never taken: their groups, none)
+        for u in range(UNITS):
+            lane_span[u, 0] = lane_span[u, 1] = part_start[u]
     nu = 0
     for d in range(2):   # the tables: the units in sweep order, each one's phase start
         t = SYNC_TABLE + 2 * UNITS * d
@@ -757,22 +788,22 @@ def solve_contacts_claimed(scalar, lanes, use_lanes, v, w, part_start, lane_star
     sync[SYNC_FINISHED] = 0
     sync[SYNC_DECIDED] = 0
     sync[SYNC_STOP] = 0
-    _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
-               sync, iterations, tol2, budget_s, start)
+    _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_span, part_worst,
+               sync, iterations, tol2, budget_s, start, gather, gathering)
     return sync[SYNC_STOP], part_worst[UNITS]
 
 
 @njit(**PARALLEL)
-def _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst,
-               sync, iterations, tol2, budget_s, start):
+def _claim_all(threads, scalar, lanes, use_lanes, v, w, part_start, lane_span, part_worst,
+               sync, iterations, tol2, budget_s, start, gather, gathering):
     for _ in prange(threads):
-        _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst, sync,
-                     iterations, tol2, budget_s, start)
+        _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_span, part_worst, sync,
+                     iterations, tol2, budget_s, start, gather, gathering)
 
 
 @njit(**_JIT)
-def _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_worst, sync,
-                 iterations, tol2, budget_s, start):
+def _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_span, part_worst, sync,
+                 iterations, tol2, budget_s, start, gather, gathering):
     """One thread of solve_contacts_claimed: take tickets until the solve stops."""
     nu = sync[SYNC_UNITS]
     while True:
@@ -785,6 +816,8 @@ def _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_wo
         t = SYNC_TABLE + 2 * UNITS * (1 if backward else 0)
         u = sync[t + r]
         need = it * nu + sync[t + UNITS + r]
+        if gathering and it == 0:   # (unit u's groups alone: no other unit reads them)
+            gather_unit(u, gather)
         spins = 0   # (a solve that stopped leaves later tickets waiting: they end)
         while ((load_acquire(sync, SYNC_FINISHED) < need
                 or load_acquire(sync, SYNC_DECIDED) < it)
@@ -793,7 +826,7 @@ def _claim_units(scalar, lanes, use_lanes, v, w, part_start, lane_start, part_wo
         if load_acquire(sync, SYNC_STOP) != 0:
             return   # (the stop came after every ticket of its sweep was finished)
         part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start,
-                                   lane_start)
+                                   lane_span)
         if fetch_add(sync, SYNC_FINISHED, 1) == (it + 1) * nu - 1:
             # the sweep's last unit: its largest dp^2, and whether the solve goes on
             worst = 0.0
@@ -900,16 +933,20 @@ def _sweep_lanes(g0, g1, lanes, v, w, backward):
         lim = vmul(vmul(mu1, mu2), total)   # the ellipse (t1 / mu1)^2 + (t2 / mu2)^2 <= total^2
         q = _square_sum(vmul(t1, mu2), vmul(t2, mu1))
         slide = vgt(q, vmul(lim, lim))
-        # anisotropic and sliding: the step of maximal dissipation, then the clamp
-        top = vmax(vmul(mu1, mu1), vmul(mu2, mu2))
+        # anisotropic and sliding: the step of maximal dissipation, then the clamp (each
+        # skipped where no lane needs it: a resting pile slides nowhere)
+        e1, e2 = t1, t2
         aniso = vand(slide, vne(mu1, mu2))
-        e1 = vsel(aniso, vsub(o1, vmul(vmul(k1, v1), vdiv(vmul(mu1, mu1), top))), t1)
-        e2 = vsel(aniso, vsub(o2, vmul(vmul(k2, v2), vdiv(vmul(mu2, mu2), top))), t2)
-        q = _square_sum(vmul(e1, mu2), vmul(e2, mu1))
+        if vany(aniso):
+            top = vmax(vmul(mu1, mu1), vmul(mu2, mu2))
+            e1 = vsel(aniso, vsub(o1, vmul(vmul(k1, v1), vdiv(vmul(mu1, mu1), top))), t1)
+            e2 = vsel(aniso, vsub(o2, vmul(vmul(k2, v2), vdiv(vmul(mu2, mu2), top))), t2)
+            q = _square_sum(vmul(e1, mu2), vmul(e2, mu1))
         clamp = vand(slide, vgt(q, vmul(lim, lim)))
-        scale = vdiv(lim, vsqrt(q))
-        e1 = vsel(clamp, vmul(e1, scale), e1)
-        e2 = vsel(clamp, vmul(e2, scale), e2)
+        if vany(clamp):
+            scale = vdiv(lim, vsqrt(q))
+            e1 = vsel(clamp, vmul(e1, scale), e1)
+            e2 = vsel(clamp, vmul(e2, scale), e2)
         c1, c2 = vmul(mu1, total), vmul(mu2, total)
         s1 = vmin(vmax(t1, vmul(c1, splat(-1.0))), c1)
         s2 = vmin(vmax(t2, vmul(c2, splat(-1.0))), c2)
@@ -926,41 +963,45 @@ def _sweep_lanes(g0, g1, lanes, v, w, backward):
         wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_LIN + 6, M_LIN + 18, d1, d2,
                                                      wa0, wa1, wa2, wb0, wb1, wb2)
         wl = vmax(wl, vadd(vmul(d1, d1), vmul(d2, d2)))
-        # rolling friction: the disk mu_roll P, about the tangents (nothing where mu_roll is 0)
+        # rolling friction: the disk mu_roll P, about the tangents (nothing where mu_roll is 0,
+        # as in the scalar sweep: skipped where no lane has it)
         roll = vgt(vload(R, g, M_ROLL), zero)
-        w0, w1, w2 = vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2)
-        o1, o2 = vload(P, g, LI_R1), vload(P, g, LI_R2)
-        r1 = vsub(o1, vmul(vload(R, g, M_MASS + 2),
-                           _dot3(vload(R, g, M_DIR + 3), vload(R, g, M_DIR + 4),
-                                 vload(R, g, M_DIR + 5), w0, w1, w2)))
-        r2 = vsub(o2, vmul(vload(R, g, M_MASS + 3),
-                           _dot3(vload(R, g, M_DIR + 6), vload(R, g, M_DIR + 7),
-                                 vload(R, g, M_DIR + 8), w0, w1, w2)))
-        lim = vmul(vload(R, g, M_ROLL), total)
-        q = vadd(vmul(r1, r1), vmul(r2, r2))
-        over = vgt(q, vmul(lim, lim))
-        scale = vsel(vgt(q, zero), vdiv(lim, vsqrt(q)), zero)
-        r1 = vsel(roll, vsel(over, vmul(r1, scale), r1), o1)
-        r2 = vsel(roll, vsel(over, vmul(r2, scale), r2), o2)
-        vstore(P, g, LI_R1, r1)
-        vstore(P, g, LI_R2, r2)
-        d1, d2 = vsub(r1, o1), vsub(r2, o2)
-        wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG, M_ANG + 6, d1, d2,
-                                                     wa0, wa1, wa2, wb0, wb1, wb2)
-        wl = vmax(wl, vadd(vmul(d1, d1), vmul(d2, d2)))
+        if vany(roll):
+            w0, w1, w2 = vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2)
+            o1, o2 = vload(P, g, LI_R1), vload(P, g, LI_R2)
+            r1 = vsub(o1, vmul(vload(R, g, M_MASS + 2),
+                               _dot3(vload(R, g, M_DIR + 3), vload(R, g, M_DIR + 4),
+                                     vload(R, g, M_DIR + 5), w0, w1, w2)))
+            r2 = vsub(o2, vmul(vload(R, g, M_MASS + 3),
+                               _dot3(vload(R, g, M_DIR + 6), vload(R, g, M_DIR + 7),
+                                     vload(R, g, M_DIR + 8), w0, w1, w2)))
+            lim = vmul(vload(R, g, M_ROLL), total)
+            q = vadd(vmul(r1, r1), vmul(r2, r2))
+            over = vgt(q, vmul(lim, lim))
+            scale = vsel(vgt(q, zero), vdiv(lim, vsqrt(q)), zero)
+            r1 = vsel(roll, vsel(over, vmul(r1, scale), r1), o1)
+            r2 = vsel(roll, vsel(over, vmul(r2, scale), r2), o2)
+            vstore(P, g, LI_R1, r1)
+            vstore(P, g, LI_R2, r2)
+            d1, d2 = vsub(r1, o1), vsub(r2, o2)
+            wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG, M_ANG + 6, d1, d2,
+                                                         wa0, wa1, wa2, wb0, wb1, wb2)
+            wl = vmax(wl, vadd(vmul(d1, d1), vmul(d2, d2)))
         # twisting (spinning) friction: |p_s| <= (mu_spin + mu rbar) P, about the normal
         twist = vload(R, g, M_TWIST)
-        ws = _dot3(n0, n1, n2, vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2))
-        old = vload(P, g, LI_S)
-        lim = vmul(twist, total)
-        ps = vmin(vmax(vsub(old, vmul(vload(R, g, M_MASS + 4), ws)), vmul(lim, splat(-1.0))),
-                  lim)
-        ps = vsel(vgt(twist, zero), ps, old)
-        vstore(P, g, LI_S, ps)
-        d = vsub(ps, old)
-        wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG + 12, -1, d, zero,
-                                                     wa0, wa1, wa2, wb0, wb1, wb2)
-        wl = vmax(wl, vmul(d, d))
+        spin = vgt(twist, zero)
+        if vany(spin):
+            ws = _dot3(n0, n1, n2, vsub(wb0, wa0), vsub(wb1, wa1), vsub(wb2, wa2))
+            old = vload(P, g, LI_S)
+            lim = vmul(twist, total)
+            ps = vmin(vmax(vsub(old, vmul(vload(R, g, M_MASS + 4), ws)),
+                           vmul(lim, splat(-1.0))), lim)
+            ps = vsel(spin, ps, old)
+            vstore(P, g, LI_S, ps)
+            d = vsub(ps, old)
+            wa0, wa1, wa2, wb0, wb1, wb2 = _angular_kick(R, g, M_ANG + 12, -1, d, zero,
+                                                         wa0, wa1, wa2, wb0, wb1, wb2)
+            wl = vmax(wl, vmul(d, d))
         # each lane's flag, dp^2 and bodies, written out lane by lane (by a helper, or a loop
         # over the lanes, the sweep took 1.25-1.45x as long); a body that does not move is not
         # written: other threads read it

@@ -17,6 +17,7 @@ computes for lane l's operands:
     vgt, vne                a > b (ordered), a != b (unordered: true for a NaN)
     vand, vor               mask and, or
     vsel(m, a, b), msel     m ? a : b, for values and for masks
+    vany(m)                 m[0] or m[1] or m[2] or m[3]
     vmax(a, b), vmin(a, b)  numba's max(a, b) / min(a, b) of two floats: b if b > a (b < a)
                             else a
     vload(x, i, k)          x[i, k, 0:4] of a 3-D float64 array, one (unaligned) load
@@ -161,3 +162,9 @@ def vmin(a, b):
 @njit(**INLINE)
 def splat(c):
     return (c, c, c, c)
+
+
+@njit(**INLINE)
+def vany(m):
+    """Whether any lane of mask m is true (a branch on it skips work that no lane needs)."""
+    return m[0] | m[1] | m[2] | m[3]

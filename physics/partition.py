@@ -178,70 +178,82 @@ def partition_manifolds(nman, first, body, pos, inv_mass, part_order, part_unit,
 
 
 @njit(**ENTRY)   # (the tests call it)
-def group_lanes(first, body, inv_mass, man_tree, part_order, part_start, lane_man, lane_start,
+def group_lanes(first, body, inv_mass, man_tree, part_order, part_start, lane_man, lane_span,
                 lane_points, lane_body):
-    """The manifolds of each unit (part_order, part_start; those of no tree block: man_tree
-    < 0) in groups of up to LANES (the docstring above): lane_man (groups, LANES) each
-    group's manifolds (-1: an empty lane), lane_start (UNITS + 1,) unit u's groups
-    lane_start[u] .. lane_start[u + 1] - 1, lane_points (groups,) the most points of a
-    group's manifolds, lane_body (groups, 2, LANES) each lane's bodies A, B (0, 0: an empty
-    lane) (first: ContactRows.man_first, body: ContactPoints.body, inv_mass: the bodies'
-    (nbody,)). Returns the number of groups."""
-    lanes = lane_man.shape[1]
+    """The manifolds of every unit in groups of up to LANES (group_unit, unit by unit);
+    returns the number of groups."""
     ng = 0
     for u in range(UNITS):
-        lane_start[u] = ng
-        g0 = ng   # the unit's first group
-        for i in range(part_start[u], part_start[u + 1]):
-            m = part_order[i]
-            if man_tree[m] >= 0:
-                continue
-            f0 = first[m]
-            a, b = body[f0, 0], body[f0, 1]
-            ma, mb = inv_mass[a] > 0.0, inv_mass[b] > 0.0
-            n = first[m + 1] - f0
-            pick = -1
-            same = False
-            for g in range(max(g0, ng - OPEN_GROUPS), ng):
-                if lane_man[g, lanes - 1] >= 0:
-                    continue   # full (its lanes fill in order)
-                ok = True
-                for q in range(lanes):   # the members: lanes 0 .. the first empty one
-                    oa, ob = lane_body[g, 0, q], lane_body[g, 1, q]
-                    if oa < 0:
-                        break
-                    if (ma and (a == oa or a == ob)) or (mb and (b == oa or b == ob)):
-                        ok = False
-                        break
-                if ok:
-                    if lane_points[g] == n:
-                        pick, same = g, True
-                        break
-                    if pick < 0:
-                        pick = g
-            if pick < 0:
-                pick = ng
-                ng += 1
-                for q in range(lanes):
-                    lane_man[pick, q] = -1
-                    lane_body[pick, 0, q] = -1
-                    lane_body[pick, 1, q] = -1
-                lane_points[pick] = n
-            for q in range(lanes):
-                if lane_man[pick, q] < 0:
-                    lane_man[pick, q] = m
-                    lane_body[pick, 0, q] = a
-                    lane_body[pick, 1, q] = b
+        ng += group_unit(u, first, body, inv_mass, man_tree, part_order, part_start, lane_man,
+                         lane_span, lane_points, lane_body)
+    return ng
+
+
+@njit(**KERNEL)
+def group_unit(u, first, body, inv_mass, man_tree, part_order, part_start, lane_man,
+               lane_span, lane_points, lane_body):
+    """Unit u's manifolds (part_order, part_start; those of no tree block: man_tree < 0) in
+    groups of up to LANES (the docstring above), numbered from part_start[u] on (a unit has
+    no more groups than manifolds, so the units' groups never overlap and each unit can be
+    grouped on its own thread): lane_span (UNITS, 2) unit u's groups lane_span[u, 0] ..
+    lane_span[u, 1] - 1, lane_man (groups, LANES) each group's manifolds (-1: an empty lane),
+    lane_points (groups,) the most points of a group's manifolds, lane_body (groups, 2,
+    LANES) each lane's bodies A, B (0, 0: an empty lane) (first: ContactRows.man_first, body:
+    ContactPoints.body, inv_mass: the bodies' (nbody,)). Returns the unit's groups."""
+    lanes = lane_man.shape[1]
+    g0 = part_start[u]   # the unit's first group
+    ng = g0
+    for i in range(part_start[u], part_start[u + 1]):
+        m = part_order[i]
+        if man_tree[m] >= 0:
+            continue
+        f0 = first[m]
+        a, b = body[f0, 0], body[f0, 1]
+        ma, mb = inv_mass[a] > 0.0, inv_mass[b] > 0.0
+        n = first[m + 1] - f0
+        pick = -1
+        same = False
+        for g in range(max(g0, ng - OPEN_GROUPS), ng):
+            if lane_man[g, lanes - 1] >= 0:
+                continue   # full (its lanes fill in order)
+            ok = True
+            for q in range(lanes):   # the members: lanes 0 .. the first empty one
+                oa, ob = lane_body[g, 0, q], lane_body[g, 1, q]
+                if oa < 0:
                     break
-            if not same and n > lane_points[pick]:
-                lane_points[pick] = n
-    lane_start[UNITS] = ng
-    for g in range(ng):
+                if (ma and (a == oa or a == ob)) or (mb and (b == oa or b == ob)):
+                    ok = False
+                    break
+            if ok:
+                if lane_points[g] == n:
+                    pick, same = g, True
+                    break
+                if pick < 0:
+                    pick = g
+        if pick < 0:
+            pick = ng
+            ng += 1
+            for q in range(lanes):
+                lane_man[pick, q] = -1
+                lane_body[pick, 0, q] = -1
+                lane_body[pick, 1, q] = -1
+            lane_points[pick] = n
+        for q in range(lanes):
+            if lane_man[pick, q] < 0:
+                lane_man[pick, q] = m
+                lane_body[pick, 0, q] = a
+                lane_body[pick, 1, q] = b
+                break
+        if not same and n > lane_points[pick]:
+            lane_points[pick] = n
+    lane_span[u, 0] = g0
+    lane_span[u, 1] = ng
+    for g in range(g0, ng):
         for q in range(lanes):
             if lane_man[g, q] < 0:
                 lane_body[g, 0, q] = 0
                 lane_body[g, 1, q] = 0
-    return ng
+    return ng - g0
 
 
 PHASES = 3                     # phase 0, phase 1, LEFTOVER

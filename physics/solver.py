@@ -103,6 +103,7 @@ from .contact import detect_contacts
 from .contact_solver import (
     contact_wrenches,
     forced_approach,
+    gather_arrays,
     gather_lanes,
     lanes_pay,
     prepare_contacts,
@@ -807,17 +808,18 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
     if points is not None:
         if points.count[0] > 0:   # the manifolds no tree took, into lanes where they pay
             lanes = lanes_pay(rows, settings.iterations)
-            if lanes:
+            claimed = (not tree and work.block_count[0] == 0
+                       and model.motor_joint.shape[0] == 0 and work.damper_count[0] == 0
+                       and model.coupling_joint.shape[0] == 0
+                       and sweeps_claimed(rows.part_start, settings.threads))
+            if lanes and not claimed:   # (claimed: gathered on the threads, unit by unit)
                 gather_lanes(rows, points, model.body_inv_mass)
-        if (points.count[0] > 0 and not tree and work.block_count[0] == 0
-                and model.motor_joint.shape[0] == 0 and work.damper_count[0] == 0
-                and model.coupling_joint.shape[0] == 0
-                and sweeps_claimed(rows.part_start, settings.threads)):
-            claimed = True
+        if claimed:
             done, worst = solve_contacts_claimed(
                 _sweep_arrays(points, rows), _lane_arrays(rows), lanes, vel, angvel,
-                rows.part_start, rows.lane_start, rows.part_worst, rows.part_sync,
-                settings.threads, settings.iterations, tol2, settings.budget_s, start)
+                rows.part_start, rows.lane_span, rows.part_worst, rows.part_sync,
+                settings.threads, settings.iterations, tol2, settings.budget_s, start,
+                gather_arrays(rows, points, model.body_inv_mass), lanes)
     for it in range(0 if claimed else settings.iterations):
         worst = 0.0
         if trees is not None:
@@ -878,7 +880,7 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
             if points.count[0] > 0:
                 dp2 = solve_contacts(_sweep_arrays(points, rows), _lane_arrays(rows), lanes,
                                      vel, angvel, it % 2 == 1, rows.part_start,
-                                     rows.lane_start, rows.part_worst, settings.threads)
+                                     rows.lane_span, rows.part_worst, settings.threads)
                 if dp2 > worst:
                     worst = dp2
         done = it + 1

@@ -17,6 +17,7 @@ from sharnir.physics.contact import (
 from sharnir.physics.lanes import (
     LANES,
     vadd,
+    vany,
     vdiv,
     vgt,
     vload,
@@ -76,6 +77,17 @@ def test_each_lane_operation_is_the_scalar_one_to_the_bit(values):
 
 
 @njit
+def _any_greater(a, b):
+    return vany(vgt((a[0], a[1], a[2], a[3]), (b[0], b[1], b[2], b[3])))
+
+
+def test_a_mask_has_any_lane_set_exactly_when_one_of_its_four_is():
+    for bits in range(16):
+        a = np.array([1.0 if bits >> q & 1 else 0.0 for q in range(LANES)])
+        assert _any_greater(a, np.zeros(LANES)) == (bits != 0)
+
+
+@njit
 def _load_store(x, i, k, y):
     vstore(y, i, k, vadd(vload(x, i, k), vload(x, i, k)))
 
@@ -92,12 +104,12 @@ def test_a_lane_load_and_store_read_and_write_the_four_lanes_of_one_record():
 def _groups(first, body, inv_mass, tree, order, start):
     cap = max(len(order), 1)
     lane_man = np.full((cap, LANES), -1, np.int64)
-    lane_start = np.zeros(UNITS + 1, np.int64)
+    lane_span = np.zeros((UNITS, 2), np.int64)
     lane_points = np.zeros(cap, np.int64)
     lane_body = np.zeros((cap, 2, LANES), np.int64)
-    ng = group_lanes(first, body, inv_mass, tree, order, start, lane_man, lane_start,
+    ng = group_lanes(first, body, inv_mass, tree, order, start, lane_man, lane_span,
                      lane_points, lane_body)
-    return ng, lane_man, lane_start, lane_points, lane_body
+    return ng, lane_man, lane_span, lane_points, lane_body
 
 
 @settings(max_examples=80, deadline=None)
@@ -121,12 +133,13 @@ def test_the_manifolds_of_a_group_share_no_moving_body(seed, nman, still):
     unit = rng.integers(0, UNITS, nman)
     order = np.argsort(unit, kind="stable").astype(np.int64)
     start = np.searchsorted(unit[order], np.arange(UNITS + 1)).astype(np.int64)
-    ng, lane_man, lane_start, lane_points, lane_body = _groups(first, body, inv_mass, tree,
-                                                               order, start)
-    assert lane_start[0] == 0 and lane_start[UNITS] == ng
+    ng, lane_man, lane_span, lane_points, lane_body = _groups(first, body, inv_mass, tree,
+                                                              order, start)
+    assert sum(lane_span[:, 1] - lane_span[:, 0]) == ng
     seen = []
-    for u in range(UNITS):
-        for g in range(lane_start[u], lane_start[u + 1]):
+    for u in range(UNITS):   # each unit's groups within its own manifolds' range
+        assert start[u] == lane_span[u, 0] <= lane_span[u, 1] <= start[u + 1]
+        for g in range(lane_span[u, 0], lane_span[u, 1]):
             members = [m for m in lane_man[g] if m >= 0]
             assert members, f"group {g} is empty"
             assert all(unit[m] == u for m in members)
@@ -154,7 +167,7 @@ def _lane_sweeps(n, rows, points, inv_mass, v, w, scalar, lanes):
     cs.gather_lanes(rows, points, inv_mass)
     for it in range(n):
         cs.solve_contacts(scalar, lanes, True, v, w, it % 2 == 1, rows.part_start,
-                          rows.lane_start, rows.part_worst, 1)
+                          rows.lane_span, rows.part_worst, 1)
     cs.scatter_lanes(rows, points)
 
 
@@ -165,7 +178,7 @@ def _scalar_sweeps(n, rows, v, w, scalar, order):
     for it in range(n):
         cs.solve_contacts(scalar, (rows.lane_rows, rows.lane_impulse, rows.lane_body,
                                    rows.lane_points, rows.lane_sliding), False, v, w,
-                          it % 2 == 1, order, rows.lane_start, rows.part_worst, 1)
+                          it % 2 == 1, order, rows.lane_span, rows.part_worst, 1)
 
 
 @pytest.mark.parametrize("scene, steps, sweeps", [("pyramid", 60, 20),
@@ -186,7 +199,7 @@ def test_the_lanes_sweep_as_their_manifolds_one_after_another_to_the_bit(scene, 
                                 points.sliding)]
     start, manifolds = [0], []
     for u in range(UNITS):
-        for g in range(rows.lane_start[u], rows.lane_start[u + 1]):
+        for g in range(rows.lane_span[u, 0], rows.lane_span[u, 1]):
             manifolds += [m for m in rows.lane_man[g] if m >= 0]
         start.append(len(manifolds))
     assert len(manifolds) == rows.man_count[0]
