@@ -57,14 +57,13 @@ group share no moving body, each takes a SIMD lane (lanes.py, partition.group_la
 each lane does what a sweep of its manifold alone does: the normals of its points, then its
 anchor's rows with the P they just gave. So a sweep is the Gauss-Seidel sweep of the groups'
 manifolds one after another, to the bit. The records are copied into the lanes' layout
-(gather_unit, the lane last, a unit at a time) when the solve starts, the impulses back
-(scatter_lanes) when it ends; a solve claimed on threads copies each unit on the thread that
-takes it first (solve_contacts_claimed). Measured on the pyramid's rows: 20 sweeps in 330
-us against 556-620 for the same order a manifold at a time (1.7-1.9x); skipping the
-anisotropic step, the clamp, rolling and twisting where no lane of a group needs them, 305-317
-against 335-341. The copy is a pass over every record: where few
-sweeps of one-point manifolds follow it (lanes_pay, LANE_WORK: the ellipsoid drop), the sweep
-takes the manifolds one at a time instead (_sweep_unit), in the unit's own order.
+(gather_unit, the lane last) in the first sweep, each unit right before it is swept, on the
+thread that sweeps it, and the impulses back (scatter_lanes) when the solve ends. Measured
+on the pyramid's rows: 20 sweeps in 330 us against 556-620 for the same order a manifold at
+a time (1.7-1.9x); skipping the anisotropic step, the clamp, rolling and twisting where no
+lane of a group needs them, 305-317 against 335-341. The copy is a pass over every record:
+where few sweeps of one-point manifolds follow it (lanes_pay, LANE_WORK: the ellipsoid drop),
+the sweep takes the manifolds one at a time instead (_sweep_unit), in the unit's own order.
 
 Normal target: a point still apart (gap g = -d > 0) may close its gap this step but not
 cross it, target = -g / h (speculative contact); a touching point has target 0 -- the
@@ -199,6 +198,9 @@ assert LANES == 4   # (_sweep_lanes writes its lanes out one by one)
 # thread, whole runs: the pyramid (20 sweeps, 4 points a manifold) 0.80 -> 0.63 s; the tube
 # (15 sweeps, ~1 point) 3.3-4.0 -> 3.0-4.1 s; the drop (10 sweeps, ~1 point) 2.50 -> 2.86-3.07
 # s, its copy (~240 us a step, 2,300 manifolds, 2 MB of lanes) more than the 10 sweeps gained.
+# With the copy in the first sweep, on the threads, LANE_WORK 8 (the drop in lanes) measured
+# 1.87 -> 1.81 s on two threads and 2.26 -> 2.29 on one (medians of 6, noisy; 2.2 s runs
+# varied 2.2-3.2 s): not taken, as the choice may not depend on the thread count (the bits).
 LANE_WORK = 12
 
 
@@ -687,7 +689,7 @@ def scatter_lanes(rows, points):
 
 @njit(**_JIT)
 def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_span,
-                   part_worst, threads):
+                   part_worst, threads, gather, gathering):
     """One Gauss-Seidel sweep over the manifolds, unit by unit (partition.py: part_start,
     part_worst), the units of a phase on the step's threads; returns the largest dp^2.
     use_lanes: in their lanes (lanes: rows.lane_rows, lane_impulse, lane_body, lane_points,
@@ -698,15 +700,20 @@ def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_sp
     than the sweep of a small scene.
     `backward` sweeps the phases, the manifolds (groups) of each unit and the points of each
     manifold in reverse order (alternate sweeps do: a one-way sweep favours the first point
-    of a face, and a stack leans by what that leaves)."""
+    of a face, and a stack leans by what that leaves).
+    gathering (the first sweep): each unit's lanes are filled (gather_unit; gather:
+    gather_arrays) right before it is swept, on the thread that sweeps it, while its records
+    are still in that core's cache."""
     worst = 0.0
     for phase in range(PHASES):
         u0, n = phase_units(phase, backward)
         if phase_threaded(part_start, u0, n, threads):
             _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start,
-                         lane_span, part_worst)
+                         lane_span, part_worst, gather, gathering)
         else:
             for u in range(u0, u0 + n):
+                if gathering:
+                    gather_unit(u, gather)
                 part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward,
                                            part_start, lane_span)
         for u in range(u0, u0 + n):
@@ -716,9 +723,11 @@ def solve_contacts(scalar, lanes, use_lanes, v, w, backward, part_start, lane_sp
 
 @njit(**PARALLEL)
 def _sweep_phase(u0, n, scalar, lanes, use_lanes, v, w, backward, part_start, lane_span,
-                 part_worst):
+                 part_worst, gather, gathering):
     for i in prange(n):
         u = u0 + i
+        if gathering:
+            gather_unit(u, gather)
         part_worst[u] = _sweep_one(u, scalar, lanes, use_lanes, v, w, backward, part_start,
                                    lane_span)
 

@@ -812,8 +812,6 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                        and model.motor_joint.shape[0] == 0 and work.damper_count[0] == 0
                        and model.coupling_joint.shape[0] == 0
                        and sweeps_claimed(rows.part_start, settings.threads))
-            if lanes and not claimed:   # (claimed: gathered on the threads, unit by unit)
-                gather_lanes(rows, points, model.body_inv_mass)
         if claimed:
             done, worst = solve_contacts_claimed(
                 _sweep_arrays(points, rows), _lane_arrays(rows), lanes, vel, angvel,
@@ -878,9 +876,13 @@ def solve_velocities(model, state, work, points, rows, trees, settings):
                 worst = dp2
         if points is not None:
             if points.count[0] > 0:
+                # (the lanes filled unit by unit in the first sweep, each unit right before
+                # it is swept; refactor_trees fills them all at once)
                 dp2 = solve_contacts(_sweep_arrays(points, rows), _lane_arrays(rows), lanes,
                                      vel, angvel, it % 2 == 1, rows.part_start,
-                                     rows.lane_span, rows.part_worst, settings.threads)
+                                     rows.lane_span, rows.part_worst, settings.threads,
+                                     gather_arrays(rows, points, model.body_inv_mass),
+                                     lanes and it == 0)
                 if dp2 > worst:
                     worst = dp2
         done = it + 1

@@ -164,21 +164,24 @@ def _lane_arrays(rows):
 
 @njit(nogil=True)
 def _lane_sweeps(n, rows, points, inv_mass, v, w, scalar, lanes):
-    cs.gather_lanes(rows, points, inv_mass)
+    """n sweeps in lanes, as the step runs them: each unit's lanes filled in the first sweep,
+    right before the unit is swept."""
+    gather = cs.gather_arrays(rows, points, inv_mass)
     for it in range(n):
         cs.solve_contacts(scalar, lanes, True, v, w, it % 2 == 1, rows.part_start,
-                          rows.lane_span, rows.part_worst, 1)
+                          rows.lane_span, rows.part_worst, 1, gather, it == 0)
     cs.scatter_lanes(rows, points)
 
 
 @njit(nogil=True)
-def _scalar_sweeps(n, rows, v, w, scalar, order):
+def _scalar_sweeps(n, rows, points, inv_mass, v, w, scalar, order):
     """The same sweeps a manifold at a time (contact_solver._sweep_unit): order[u] ..
     order[u + 1] - 1 index the manifolds of unit u, those of its groups lane by lane."""
     for it in range(n):
         cs.solve_contacts(scalar, (rows.lane_rows, rows.lane_impulse, rows.lane_body,
                                    rows.lane_points, rows.lane_sliding), False, v, w,
-                          it % 2 == 1, order, rows.lane_span, rows.part_worst, 1)
+                          it % 2 == 1, order, rows.lane_span, rows.part_worst, 1,
+                          cs.gather_arrays(rows, points, inv_mass), False)
 
 
 @pytest.mark.parametrize("scene, steps, sweeps", [("pyramid", 60, 20),
@@ -206,7 +209,7 @@ def test_the_lanes_sweep_as_their_manifolds_one_after_another_to_the_bit(scene, 
     for x, s in zip((state.body_vel, state.body_angvel, points.impulse, points.sliding), saved):
         x[:] = s
     order = np.array(manifolds, np.int64)
-    _scalar_sweeps(sweeps, rows, state.body_vel, state.body_angvel,
+    _scalar_sweeps(sweeps, rows, points, model.body_inv_mass, state.body_vel, state.body_angvel,
                    _scalar_arrays(rows, points, order), np.array(start, np.int64))
     for x, y in zip(lanes, (state.body_vel, state.body_angvel, points.impulse,
                             points.sliding)):
