@@ -107,7 +107,7 @@ PACK_N = 19
 M_DIR, M_LIN, M_ANG, M_MASS = 0, 9, 33, 51
 M_IMA, M_IMB, M_MU, M_ROLL, M_TWIST, M_MU2 = 56, 57, 58, 59, 60, 61
 PACK_M = 62
-# The lanes (contact_solver._sweep_lanes; partition.group_lanes): LANES manifolds that share
+# The lanes (contact_solver._sweep_lanes; partition.group_unit): LANES manifolds that share
 # no moving body, their records side by side with the lane last (rows.lane_rows[g, k, lane]):
 # the anchor's record as in man_rows (M_DIR ...), then point j's normal row at
 # LANE_POINT + LANE_PACK j: its linear block (12, as at N_LIN), mass and target
@@ -171,8 +171,8 @@ ContactRows = namedtuple("ContactRows", [
     "part_worst",     # (UNITS + 1,) each unit's largest dp^2 in the last sweep; [UNITS]:
                       #   the sweep's (solve_contacts_claimed)
     "part_sync",      # (SYNC_SIZE,) int64 the counters of a claimed solve (partition.py)
-    # the manifolds no tree block took, LANES at a time (partition.group_lanes), as the
-    # sweeps read and write them (contact_solver.gather_lanes, scatter_lanes)
+    # the manifolds no tree block took, LANES at a time (partition.group_unit), as the
+    # sweeps read and write them (contact_solver.gather_unit, scatter_lanes)
     "lane_man",       # (cap, LANES) int64 group g's manifolds, -1: an empty lane
     "lane_span",      # (UNITS, 2) int64 unit u's groups: lane_span[u, 0] .. lane_span[u, 1] - 1
                       #   (from part_start[u] on: a unit has no more groups than manifolds)

@@ -53,7 +53,7 @@ circular cone of paper 002 eq. 21, never a pyramid), dp = p_new - p_old is appli
     vA -= dp_lin / mA,  wA -= IA^-1 (rA x dp_lin + dp_ang),  vB, wB the opposite signs.
 
 A sweep takes the manifolds unit by unit (partition.py), four at a time: the manifolds of a
-group share no moving body, each takes a SIMD lane (lanes.py, partition.group_lanes), and
+group share no moving body, each takes a SIMD lane (lanes.py, partition.group_unit), and
 each lane does what a sweep of its manifold alone does: the normals of its points, then its
 anchor's rows with the P they just gave. So a sweep is the Gauss-Seidel sweep of the groups'
 manifolds one after another, to the bit. The records are copied into the lanes' layout

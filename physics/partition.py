@@ -40,7 +40,7 @@ for up to 4 threads; a machine of 12 cores would want 24 (see docs/papers.md).
 
 Lanes. Within a unit the sweep takes the manifolds LANES at a time, one to a SIMD lane
 (contact_solver._sweep_lanes): a group of manifolds that share no moving body, so that
-solving them at once is solving them one after another. `group_lanes` fills the groups in
+solving them at once is solving them one after another. `group_unit` fills the groups in
 the unit's order, greedily: each manifold goes to the first of the unit's last OPEN_GROUPS
 groups that has a free lane, no moving body of its own and members of as many points, else
 the first of them with a free lane and no moving body of its own, else a new group. The sweep
@@ -175,18 +175,6 @@ def partition_manifolds(nman, first, body, pos, inv_mass, part_order, part_unit,
         u = part_unit[m]
         part_order[part_bin[u]] = m
         part_bin[u] += 1
-
-
-@njit(**ENTRY)   # (the tests call it)
-def group_lanes(first, body, inv_mass, man_tree, part_order, part_start, lane_man, lane_span,
-                lane_points, lane_body):
-    """The manifolds of every unit in groups of up to LANES (group_unit, unit by unit);
-    returns the number of groups."""
-    ng = 0
-    for u in range(UNITS):
-        ng += group_unit(u, first, body, inv_mass, man_tree, part_order, part_start, lane_man,
-                         lane_span, lane_points, lane_body)
-    return ng
 
 
 @njit(**KERNEL)

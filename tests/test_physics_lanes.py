@@ -1,4 +1,4 @@
-"""The contact sweep four manifolds at a time (physics/lanes.py, partition.group_lanes,
+"""The contact sweep four manifolds at a time (physics/lanes.py, partition.group_unit,
 contact_solver._sweep_lanes): each lane operation is the scalar IEEE operation, the groups
 share no moving body, and a sweep of the groups is, to the bit, the sweep of their manifolds
 one after another as Sharnir swept them before the lanes."""
@@ -30,7 +30,7 @@ from sharnir.physics.lanes import (
     vstore,
     vsub,
 )
-from sharnir.physics.partition import UNITS, group_lanes
+from sharnir.physics.partition import UNITS, group_unit
 from sharnir.scenes import load_scene
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 1e-300, -1e300, math.inf, -math.inf, math.nan, 0.1, 3.0]
@@ -101,14 +101,26 @@ def test_a_lane_load_and_store_read_and_write_the_four_lanes_of_one_record():
     assert not y.any()
 
 
+@njit(nogil=True)
+def _group_units(first, body, inv_mass, tree, order, start, lane_man, lane_span, lane_points,
+                 lane_body):
+    """Every unit grouped (partition.group_unit, as contact_solver.gather_unit does it);
+    the number of groups."""
+    ng = 0
+    for u in range(UNITS):
+        ng += group_unit(u, first, body, inv_mass, tree, order, start, lane_man, lane_span,
+                         lane_points, lane_body)
+    return ng
+
+
 def _groups(first, body, inv_mass, tree, order, start):
     cap = max(len(order), 1)
     lane_man = np.full((cap, LANES), -1, np.int64)
     lane_span = np.zeros((UNITS, 2), np.int64)
     lane_points = np.zeros(cap, np.int64)
     lane_body = np.zeros((cap, 2, LANES), np.int64)
-    ng = group_lanes(first, body, inv_mass, tree, order, start, lane_man, lane_span,
-                     lane_points, lane_body)
+    ng = _group_units(first, body, inv_mass, tree, order, start, lane_man, lane_span,
+                      lane_points, lane_body)
     return ng, lane_man, lane_span, lane_points, lane_body
 
 
